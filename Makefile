@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# railbind: userspace build (library, CLI, tests). The kernel module is built
+# by Kbuild through the kmod targets (kmod/kmod.mk).
+#   make                build everything userspace into build/
+#   make check          unit, corpus and CLI tests
+#   make SANITIZE=1 ... the same with ASan+UBSan, into build-asan/
+VERSION := 0.1
+TOP := $(CURDIR)
+ifeq ($(SANITIZE),1)
+BUILD ?= $(TOP)/build-asan
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD ?= $(TOP)/build
+SAN_FLAGS :=
+endif
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+HWLOC_CFLAGS := $(shell $(PKG_CONFIG) --cflags hwloc)
+HWLOC_LIBS := $(shell $(PKG_CONFIG) --libs hwloc)
+JSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags json-c)
+JSON_LIBS := $(shell $(PKG_CONFIG) --libs json-c)
+XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0)
+XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0)
+CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -fPIC -fvisibility=hidden \
+	-DRAILBIND_VERSION='"$(VERSION)"' -I$(TOP)/libaffinity \
+	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
+LDFLAGS += $(SAN_FLAGS)
+DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
+
+LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c \
+	input.c paths.c assign.c cpusplit.c plan.c json.c
+CLI_SRCS := railbind.c utils.c topo.c plan.c
+
+# Fragments of the other parts add to LIBAFF_SRCS, CLI_SRCS, CHECKS.
+CHECKS :=
+-include $(TOP)/libaffinity/discover.mk
+-include $(TOP)/tests/gen/gen.mk
+-include $(TOP)/kmod/kmod.mk
+
+LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
+CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
+LIBAFF_A := $(BUILD)/libaffinity.a
+LIBAFF_SO := $(BUILD)/libaffinity.so.1
+RAILBIND := $(BUILD)/railbind
+
+.PHONY: all check check-unit check-cli check-corpus clean
+all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
+
+$(BUILD)/obj/%.o: $(TOP)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIBAFF_A): $(LIBAFF_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIBAFF_SO): $(LIBAFF_OBJS) $(TOP)/libaffinity/libaffinity.sym
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libaffinity.so.1 \
+		-Wl,--version-script=$(TOP)/libaffinity/libaffinity.sym \
+		-o $@ $(LIBAFF_OBJS) $(DEP_LIBS)
+	ln -sf libaffinity.so.1 $(BUILD)/libaffinity.so
+
+$(RAILBIND): $(CLI_OBJS) $(LIBAFF_A)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBAFF_A) $(DEP_LIBS)
+
+$(BUILD)/libaffinity.pc: $(TOP)/libaffinity/libaffinity.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
+# Unit tests: tests/unit/test_<name>.c, linked against the static library.
+UNIT_SRCS := $(wildcard $(TOP)/tests/unit/test_*.c)
+UNIT_BINS := $(patsubst $(TOP)/tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+$(BUILD)/tests/%: $(TOP)/tests/unit/%.c $(LIBAFF_A) $(TOP)/tests/unit/fixture.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/tests/unit -DTOP='"$(TOP)"' \
+		-DBUILD='"$(BUILD)"' -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
+
+check-unit: $(UNIT_BINS) $(FIXTURES)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+check-cli: $(RAILBIND) $(FIXTURES)
+	RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
+
+check-corpus: $(RAILBIND)
+	RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
+
+check: all check-unit check-cli check-corpus $(CHECKS)
+
+clean:
+	rm -rf $(TOP)/build $(TOP)/build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

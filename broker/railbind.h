@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The railbind command: what its subcommands share. */
+#ifndef RAILBIND_CLI_H
+#define RAILBIND_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "affinity.h"
+
+/* Exit codes scripts rely on (railbind(1)). */
+enum {
+	RB_EXIT_OK = 0,
+	RB_EXIT_FAIL = 1,	/* an error; audit: warnings */
+	RB_EXIT_USAGE = 2,	/* bad command line; audit: failures */
+	RB_EXIT_UNKNOWN = 3,	/* audit: could not decide */
+};
+
+struct rb_opts {
+	const char *input;	/* NULL: the live node */
+	const char *config;	/* NULL: the default config, if any */
+	const char *root;	/* alternate filesystem root */
+	bool json;
+	bool pretty;
+	int details;
+};
+
+/* One subcommand: name, handler, one-line help. */
+struct rb_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+int cmd_topo(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+
+/* utils.c */
+extern const char *rb_prog;
+void rb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Context with the config loaded and the topology, or an exit code < 0. */
+int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
+	    struct aff_topo **topo);
+/*
+ * Options every topology-reading subcommand takes (-i, -c, --root, -j, -p,
+ * -d). RB_COMMON_SHORT and RB_COMMON_LONG go into its getopt tables;
+ * rb_common_opt() returns true when it consumed option c.
+ */
+#define RB_COMMON_SHORT "i:c:jpd"
+#define RB_OPT_ROOT 0x100
+#define RB_COMMON_LONG                                          \
+	{ "input", required_argument, NULL, 'i' },              \
+	{ "config", required_argument, NULL, 'c' },             \
+	{ "root", required_argument, NULL, RB_OPT_ROOT },       \
+	{ "json", no_argument, NULL, 'j' },                     \
+	{ "pretty", no_argument, NULL, 'p' },                   \
+	{ "details", no_argument, NULL, 'd' },                  \
+	{ "help", no_argument, NULL, 'h' }
+bool rb_common_opt(int c, const char *arg, struct rb_opts *o);
+#define RB_COMMON_HELP                                                               \
+	"  -i, --input FILE   read FILE (hwloc XML, railbind snapshot, NCCL topology)\n" \
+	"                     instead of the live node\n"                                \
+	"  -c, --config FILE  use FILE instead of /etc/railbind/railbind.conf\n"         \
+	"      --root DIR     read /sys, /proc and /etc under DIR\n"                     \
+	"  -j, --json         machine-readable JSON on stdout\n"                         \
+	"  -p, --pretty       indent the JSON\n"                                         \
+	"  -d, --details      more detail in the text output\n"                          \
+	"  -h, --help         this help\n"
+
+/* Print a JSON string document (and free it). */
+int rb_print_json(int rc, char *doc);
+bool rb_color(FILE *f);
+
+#endif

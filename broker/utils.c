@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Helpers shared by railbind's subcommands. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "railbind.h"
+
+const char *rb_prog = "railbind";
+
+void rb_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", rb_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
+	    struct aff_topo **topo)
+{
+	char err[1024] = "";
+	int rc;
+
+	*topo = NULL;
+	*ctx = aff_ctx_new(o->root);
+	if (!*ctx) {
+		rb_error("cannot create a context: %s", strerror(errno));
+		return -errno;
+	}
+	rc = aff_ctx_load_config(*ctx, o->config, err, sizeof(err));
+	if (rc < 0) {
+		rb_error("config: %s", err);
+		return rc;
+	}
+	rc = aff_topo_load(*ctx, o->input, 0, topo, err, sizeof(err));
+	if (rc < 0)
+		rb_error("%s", *err ? err : strerror(-rc));
+	return rc;
+}
+
+bool rb_common_opt(int c, const char *arg, struct rb_opts *o)
+{
+	switch (c) {
+	case 'i':
+		o->input = arg;
+		return true;
+	case 'c':
+		o->config = arg;
+		return true;
+	case RB_OPT_ROOT:
+		o->root = arg;
+		return true;
+	case 'j':
+		o->json = true;
+		return true;
+	case 'p':
+		o->pretty = o->json = true;
+		return true;
+	case 'd':
+		o->details++;
+		return true;
+	}
+	return false;
+}
+
+int rb_print_json(int rc, char *doc)
+{
+	if (rc < 0) {
+		rb_error("cannot write JSON: %s", strerror(-rc));
+		return RB_EXIT_FAIL;
+	}
+	puts(doc);
+	free(doc);
+	return fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
+}
+
+bool rb_color(FILE *f)
+{
+	const char *nc = getenv("NO_COLOR");
+
+	return isatty(fileno(f)) && !(nc && *nc);
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * railbind.conf(5): the few things a site must be able to say. One
+ * "key = value" per line, '#' starts a comment; lists are comma separated
+ * and repeated keys add to the list.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CONF_MAX_SIZE (1 << 20)
+
+void aff_config_clear(struct aff_config *conf)
+{
+	size_t i;
+
+	for (i = 0; i < conf->nexclude; i++)
+		free(conf->exclude_nic[i]);
+	for (i = 0; i < conf->ninclude; i++)
+		free(conf->include_nic[i]);
+	free(conf->exclude_nic);
+	free(conf->include_nic);
+	free(conf->accel);
+	memset(conf, 0, sizeof(*conf));
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0")) {
+		*out = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_hex16(const char *s, int *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!isxdigit((unsigned char)*s))
+		return -EINVAL;
+	v = strtoul(s, &end, 16);
+	if (*end || v > 0xffff || end - s > 4)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static int add_accel(struct aff_config *conf, char *item)
+{
+	struct aff_idmatch m = { .device = -1 };
+	char *colon = strchr(item, ':');
+	void *p;
+
+	if (colon)
+		*colon = '\0';
+	if (parse_hex16(item, &m.vendor) < 0)
+		return -EINVAL;
+	if (colon && strcmp(colon + 1, "*") &&
+	    parse_hex16(colon + 1, &m.device) < 0)
+		return -EINVAL;
+	p = realloc(conf->accel, (conf->naccel + 1) * sizeof(*conf->accel));
+	if (!p)
+		return -ENOMEM;
+	conf->accel = p;
+	conf->accel[conf->naccel++] = m;
+	return 0;
+}
+
+static int add_name(char ***list, size_t *n, const char *item)
+{
+	char **p = realloc(*list, (*n + 1) * sizeof(**list));
+
+	if (!p)
+		return -ENOMEM;
+	*list = p;
+	p[*n] = strdup(item);
+	if (!p[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static int parse_list(struct aff_config *conf, const char *key, char *value)
+{
+	char *save = NULL, *item;
+	int rc = 0;
+
+	for (item = strtok_r(value, ",", &save); item && !rc;
+	     item = strtok_r(NULL, ",", &save)) {
+		item = trim(item);
+		if (!*item)
+			return -EINVAL;
+		if (!strcmp(key, "accelerator"))
+			rc = add_accel(conf, item);
+		else if (!strcmp(key, "exclude-nic"))
+			rc = add_name(&conf->exclude_nic, &conf->nexclude, item);
+		else
+			rc = add_name(&conf->include_nic, &conf->ninclude, item);
+	}
+	return rc;
+}
+
+static int parse_line(struct aff_config *conf, char *line, const char **expect)
+{
+	char *eq, *key, *value;
+
+	*expect = "\"key = value\"";
+	eq = strchr(line, '=');
+	if (!eq)
+		return -EINVAL;
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+	if (!strcmp(key, "accelerator")) {
+		*expect = "accelerator = VENDOR[:DEVICE] in hex, e.g. 1da3:1020";
+		return parse_list(conf, key, value);
+	}
+	if (!strcmp(key, "exclude-nic") || !strcmp(key, "include-nic")) {
+		*expect = "a comma-separated list of RDMA device names or PCI addresses";
+		return parse_list(conf, key, value);
+	}
+	if (!strcmp(key, "ethernet-rails")) {
+		*expect = "ethernet-rails = yes|no";
+		return parse_bool(value, &conf->ethernet_rails);
+	}
+	if (!strcmp(key, "memory-policy")) {
+		*expect = "memory-policy = preferred|bind";
+		if (!strcmp(value, "preferred") || !strcmp(value, "bind")) {
+			conf->mem_bind = !strcmp(value, "bind");
+			return 0;
+		}
+		return -EINVAL;
+	}
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, memory-policy";
+	return -EINVAL;
+}
+
+int aff_config_parse(struct aff_config *conf, const char *path,
+		     const char *text, char *err, size_t errlen)
+{
+	struct aff_config next = { 0 };
+	char *copy = strdup(text), *line, *p;
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	/* strtok_r would skip empty lines and so miscount them. */
+	for (line = copy; line && !rc; line = p) {
+		const char *expect = "";
+		char *hash;
+
+		lineno++;
+		p = strchr(line, '\n');
+		if (p)
+			*p++ = '\0';
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		line = trim(line);
+		if (!*line)
+			continue;
+		rc = parse_line(&next, line, &expect);
+		if (rc == -EINVAL)
+			aff_seterr(err, errlen, EINVAL, "%s:%u: expected %s",
+				   path, lineno, expect);
+	}
+	free(copy);
+	if (rc) {
+		aff_config_clear(&next);
+		return rc;
+	}
+	aff_config_clear(conf);
+	*conf = next;
+	return 0;
+}
+
+AFF_EXPORT int aff_ctx_load_config(struct aff_ctx *ctx, const char *path,
+				   char *err, size_t errlen)
+{
+	char buf[4096];
+	const char *file = path;
+	FILE *f;
+	char *text;
+	size_t n;
+	int rc;
+
+	if (!file)
+		file = aff_ctx_path(ctx, "/etc/railbind/railbind.conf", buf,
+				    sizeof(buf));
+	f = fopen(file, "re");
+	if (!f) {
+		if (!path && errno == ENOENT)
+			return 0;
+		return aff_seterr(err, errlen, errno, "%s: %s", file,
+				  strerror(errno));
+	}
+	text = malloc(CONF_MAX_SIZE + 1);
+	if (!text) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(text, 1, CONF_MAX_SIZE + 1, f);
+	rc = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (!rc && n > CONF_MAX_SIZE)
+		rc = aff_seterr(err, errlen, EFBIG, "%s: larger than %d bytes",
+				file, CONF_MAX_SIZE);
+	else if (rc)
+		aff_seterr(err, errlen, EIO, "%s: read error", file);
+	else if (memchr(text, '\0', n))
+		rc = aff_seterr(err, errlen, EINVAL, "%s: binary data, expected a text file",
+				file);
+	if (!rc) {
+		text[n] = '\0';
+		rc = aff_config_parse(&ctx->conf, file, text, err, errlen);
+	}
+	free(text);
+	return rc;
+}

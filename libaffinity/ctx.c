@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The library context: reference counting, logging, the filesystem root. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+AFF_EXPORT unsigned int aff_get_api_version(void)
+{
+	return AFF_API_VERSION;
+}
+
+static void log_stderr(void *data, int priority, const char *file, int line,
+		       const char *fn, const char *format, va_list args)
+{
+	(void)data;
+	(void)priority;
+	(void)file;
+	(void)line;
+	(void)fn;
+	fputs("railbind: ", stderr);
+	vfprintf(stderr, format, args);
+}
+
+static int log_priority_from_env(void)
+{
+	const char *s = secure_getenv("RAILBIND_LOG");
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return LOG_ERR;
+	if (!strcmp(s, "err"))
+		return LOG_ERR;
+	if (!strcmp(s, "warning"))
+		return LOG_WARNING;
+	if (!strcmp(s, "info"))
+		return LOG_INFO;
+	if (!strcmp(s, "debug"))
+		return LOG_DEBUG;
+	v = strtol(s, &end, 10);
+	if (*end || v < 0 || v > LOG_DEBUG)
+		return LOG_ERR;
+	return (int)v;
+}
+
+AFF_EXPORT struct aff_ctx *aff_ctx_new(const char *root)
+{
+	struct aff_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx)
+		return NULL;
+	ctx->refcount = 1;
+	ctx->log_fn = log_stderr;
+	ctx->log_priority = log_priority_from_env();
+	/* "/" and "" both mean the real root; keep no trailing slash. */
+	if (root && *root && strcmp(root, "/")) {
+		size_t n = strlen(root);
+
+		ctx->root = strdup(root);
+		if (!ctx->root) {
+			free(ctx);
+			errno = ENOMEM;
+			return NULL;
+		}
+		while (n > 1 && ctx->root[n - 1] == '/')
+			ctx->root[--n] = '\0';
+	}
+	return ctx;
+}
+
+AFF_EXPORT struct aff_ctx *aff_ctx_ref(struct aff_ctx *ctx)
+{
+	if (ctx)
+		ctx->refcount++;
+	return ctx;
+}
+
+AFF_EXPORT struct aff_ctx *aff_ctx_unref(struct aff_ctx *ctx)
+{
+	if (!ctx || --ctx->refcount > 0)
+		return NULL;
+	aff_config_clear(&ctx->conf);
+	free(ctx->root);
+	free(ctx);
+	return NULL;
+}
+
+AFF_EXPORT void aff_set_log_fn(struct aff_ctx *ctx, aff_log_fn fn, void *data)
+{
+	ctx->log_fn = fn ? fn : log_stderr;
+	ctx->log_data = data;
+}
+
+AFF_EXPORT void aff_set_log_priority(struct aff_ctx *ctx, int priority)
+{
+	ctx->log_priority = priority;
+}
+
+AFF_EXPORT int aff_get_log_priority(const struct aff_ctx *ctx)
+{
+	return ctx->log_priority;
+}
+
+void aff_log(const struct aff_ctx *ctx, int priority, const char *file,
+	     int line, const char *fn, const char *format, ...)
+{
+	va_list ap;
+
+	va_start(ap, format);
+	ctx->log_fn(ctx->log_data, priority, file, line, fn, format, ap);
+	va_end(ap);
+}
+
+int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, format);
+		vsnprintf(err, errlen, format, ap);
+		va_end(ap);
+	}
+	return -errnum;
+}
+
+const char *aff_ctx_path(const struct aff_ctx *ctx, const char *rel,
+			 char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", ctx->root ? ctx->root : "", rel);
+	return buf;
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * aff_topo_load(): which source, and a clear word when a file is none of
+ * them. hwloc itself only says "invalid"; the root element is sniffed here
+ * and a malformed file is re-read with libxml2 for its line number.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <libxml/parser.h>
+
+#include "model.h"
+
+#define SNIFF_SIZE 65536
+
+enum input_kind {
+	INPUT_HWLOC,
+	INPUT_NCCL,
+};
+
+/* Skip the prolog: BOM, blanks, <?...?>, <!-- -->, <!DOCTYPE>. */
+static const char *skip_prolog(const char *p, const char *end)
+{
+	if (end - p >= 3 && !memcmp(p, "\xef\xbb\xbf", 3))
+		p += 3;
+	for (;;) {
+		const char *close;
+
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (end - p < 2 || *p != '<')
+			return p;
+		if (p[1] == '?')
+			close = memmem(p, (size_t)(end - p), "?>", 2);
+		else if (end - p >= 4 && !memcmp(p, "<!--", 4))
+			close = memmem(p, (size_t)(end - p), "-->", 3);
+		else if (p[1] == '!')
+			close = memchr(p, '>', (size_t)(end - p));
+		else
+			return p;
+		if (!close)
+			return end;
+		p = close + (p[1] == '!' && p[2] == '-' ? 3 : p[1] == '?' ? 2 : 1);
+	}
+}
+
+static int sniff(const char *path, enum input_kind *kind, char *err,
+		 size_t errlen)
+{
+	char buf[SNIFF_SIZE], name[32];
+	const char *p, *end;
+	struct stat st;
+	ssize_t n;
+	size_t k = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return aff_seterr(err, errlen, errno, "%s: %s", path,
+				  strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+
+		close(fd);
+		return aff_seterr(err, errlen, e,
+				  "%s: %s, expected a topology XML file", path,
+				  e == EISDIR ? "is a directory" : "not a regular file");
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return aff_seterr(err, errlen, errno, "%s: %s", path,
+				  strerror(errno));
+	if (n == 0)
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: empty file, expected a topology XML file", path);
+	end = buf + n;
+	p = skip_prolog(buf, end);
+	if (p >= end || *p != '<')
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: not XML, expected hwloc XML (<topology>) or an NCCL topology (<system>)",
+				  path);
+	for (p++; p < end && k + 1 < sizeof(name) &&
+	     (isalnum((unsigned char)*p) || *p == '_' || *p == '-' || *p == ':');
+	     p++)
+		name[k++] = *p;
+	name[k] = '\0';
+	if (!strcmp(name, "topology")) {
+		*kind = INPUT_HWLOC;
+		return 0;
+	}
+	if (!strcmp(name, "system")) {
+		*kind = INPUT_NCCL;
+		return 0;
+	}
+	return aff_seterr(err, errlen, EINVAL,
+			  "%s: root element <%s>, expected <topology> (hwloc XML) or <system> (NCCL topology)",
+			  path, name);
+}
+
+/* hwloc refused the file: find out why, with a line when libxml2 can. */
+static int explain_hwloc_failure(const char *path, char *err, size_t errlen)
+{
+	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET |
+					      XML_PARSE_NOERROR |
+					      XML_PARSE_NOWARNING |
+					      XML_PARSE_HUGE);
+	const xmlError *e;
+	const char *msg;
+
+	if (doc) {
+		xmlFreeDoc(doc);
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: well-formed XML, but hwloc rejected it as a topology (a missing or inconsistent object, cpuset or attribute)",
+				  path);
+	}
+	e = xmlGetLastError();
+	msg = e && e->message ? e->message : "unreadable";
+	return aff_seterr(err, errlen, EINVAL, "%s:%d: malformed XML: %.*s",
+			  path, e ? e->line : 0, (int)strcspn(msg, "\n"), msg);
+}
+
+static int hwloc_open(hwloc_topology_t *hw, const char *xml)
+{
+	if (hwloc_topology_init(hw) < 0)
+		return -errno;
+	hwloc_topology_set_io_types_filter(*hw, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (xml && hwloc_topology_set_xml(*hw, xml) < 0) {
+		int e = errno;
+
+		hwloc_topology_destroy(*hw);
+		return -e;
+	}
+	return 0;
+}
+
+static int load_hwloc_source(struct aff_topo *t, const char *path, char *err,
+			     size_t errlen)
+{
+	hwloc_topology_t hw;
+	int rc = hwloc_open(&hw, path);
+
+	if (rc < 0)
+		return aff_seterr(err, errlen, -rc, "%s: %s", path, strerror(-rc));
+	if (hwloc_topology_load(hw) < 0) {
+		hwloc_topology_destroy(hw);
+		return explain_hwloc_failure(path, err, errlen);
+	}
+	return aff_load_hwloc(t, hw, err, errlen);
+}
+
+static int load_live(struct aff_topo *t, char *err, size_t errlen)
+{
+	hwloc_topology_t hw;
+	int rc = hwloc_open(&hw, NULL);
+
+	if (rc < 0 || hwloc_topology_load(hw) < 0) {
+		rc = rc < 0 ? rc : -errno;
+		if (rc == 0)
+			rc = -EIO;
+		return aff_seterr(err, errlen, -rc,
+				  "live node: hwloc could not discover the topology: %s",
+				  strerror(-rc));
+	}
+	return aff_load_hwloc(t, hw, err, errlen);
+}
+
+AFF_EXPORT int aff_topo_load(struct aff_ctx *ctx, const char *input,
+			     unsigned long flags, struct aff_topo **out,
+			     char *err, size_t errlen)
+{
+	enum input_kind kind = INPUT_HWLOC;
+	struct aff_topo *t;
+	int rc;
+
+	*out = NULL;
+	if (input) {
+		rc = sniff(input, &kind, err, errlen);
+		if (rc < 0)
+			return rc;
+	}
+	t = aff_topo_alloc(ctx, !input ? AFF_SRC_LIVE :
+			   kind == INPUT_NCCL ? AFF_SRC_NCCL : AFF_SRC_HWLOC,
+			   input);
+	if (!t)
+		return -ENOMEM;
+	if (!input)
+		rc = load_live(t, err, errlen);
+	else if (kind == INPUT_NCCL)
+		rc = aff_load_nccl(t, input, err, errlen);
+	else
+		rc = load_hwloc_source(t, input, err, errlen);
+	if (!rc && (flags & AFF_LOAD_REQUIRE_GPU) && !t->ngpu)
+		rc = aff_seterr(err, errlen, ENODEV, "%s: no accelerator found",
+				t->source);
+	if (rc < 0) {
+		aff_topo_unref(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}

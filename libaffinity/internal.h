@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Private to libaffinity: the context, logging and the site configuration. */
+#ifndef RAILBIND_INTERNAL_H
+#define RAILBIND_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <syslog.h>
+
+#include "affinity.h"
+
+#define AFF_EXPORT __attribute__((visibility("default")))
+
+/* An extra accelerator match from the config: vendor, and device or -1. */
+struct aff_idmatch {
+	int vendor;
+	int device;
+};
+
+struct aff_config {
+	struct aff_idmatch *accel;
+	size_t naccel;
+	char **exclude_nic;	/* names or PCI addresses */
+	size_t nexclude;
+	char **include_nic;	/* names or PCI addresses made rails */
+	size_t ninclude;
+	bool ethernet_rails;
+	bool mem_bind;
+};
+
+struct aff_ctx {
+	int refcount;
+	char *root;
+	aff_log_fn log_fn;
+	void *log_data;
+	int log_priority;
+	struct aff_config conf;
+};
+
+void aff_log(const struct aff_ctx *ctx, int priority, const char *file,
+	     int line, const char *fn, const char *format, ...)
+	__attribute__((format(printf, 6, 7)));
+
+#define aff_log_cond(ctx, prio, ...)                                        \
+	do {                                                                \
+		if ((ctx) && aff_get_log_priority(ctx) >= (prio))           \
+			aff_log(ctx, prio, __FILE__, __LINE__, __func__,    \
+				__VA_ARGS__);                               \
+	} while (0)
+#define aff_err(ctx, ...) aff_log_cond(ctx, LOG_ERR, __VA_ARGS__)
+#define aff_warn(ctx, ...) aff_log_cond(ctx, LOG_WARNING, __VA_ARGS__)
+#define aff_info(ctx, ...) aff_log_cond(ctx, LOG_INFO, __VA_ARGS__)
+#define aff_dbg(ctx, ...) aff_log_cond(ctx, LOG_DEBUG, __VA_ARGS__)
+
+/* snprintf into err (may be NULL); always returns -errnum. */
+int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
+	__attribute__((format(printf, 4, 5)));
+
+void aff_config_clear(struct aff_config *conf);
+int aff_config_parse(struct aff_config *conf, const char *path,
+		     const char *text, char *err, size_t errlen);
+
+/* Path of ${root}/rel in buf; rel starts with '/'. */
+const char *aff_ctx_path(const struct aff_ctx *ctx, const char *rel,
+			 char *buf, size_t len);
+
+#endif

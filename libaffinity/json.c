@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* railbind.topo/1 and railbind.plan/1 documents (DESIGN.md), via json-c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "plan.h"
+
+static struct json_object *str_or_null(const char *s)
+{
+	return s && *s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *numa_of(const struct aff_topo *t, int loc)
+{
+	if (loc < 0 || !t->loc[loc].known || t->loc[loc].numa < 0)
+		return NULL;
+	return json_object_new_int(t->loc[loc].numa);
+}
+
+static struct json_object *cpus_of(const struct aff_topo *t, int loc)
+{
+	struct json_object *o;
+	char *s;
+
+	if (loc < 0 || !t->loc[loc].known)
+		return NULL;
+	s = aff_bitmap_list(t->loc[loc].cpuset);
+	o = s ? json_object_new_string(s) : NULL;
+	free(s);
+	return o;
+}
+
+static void add(struct json_object *o, const char *key, struct json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+struct json_object *aff_topo_to_json(const struct aff_topo *t)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *gpus = json_object_new_array();
+	struct json_object *nics = json_object_new_array();
+	struct json_object *paths = json_object_new_array();
+	size_t g, r;
+
+	add(o, "schema", json_object_new_string("railbind.topo/1"));
+	add(o, "host", str_or_null(t->host));
+	add(o, "source", json_object_new_string(t->source));
+	for (g = 0; g < t->ngpu; g++) {
+		const struct aff_dev *d = &t->dev[t->gpus[g]];
+		struct json_object *j = json_object_new_object();
+		struct json_object *row = json_object_new_array();
+
+		add(j, "pci", json_object_new_string(d->pci));
+		add(j, "index", json_object_new_int((int)g));
+		add(j, "numa", numa_of(t, d->loc));
+		add(j, "cpus", cpus_of(t, d->loc));
+		json_object_array_add(gpus, j);
+		for (r = 0; r < t->nrail; r++)
+			json_object_array_add(row, json_object_new_string(
+				aff_path_name(aff_topo_path(t, g, r))));
+		json_object_array_add(paths, row);
+	}
+	for (r = 0; r < t->nrail; r++) {
+		const struct aff_rail *rl = &t->rail[r];
+		const struct aff_dev *d = &t->dev[rl->dev];
+		struct json_object *j = json_object_new_object();
+
+		add(j, "pci", str_or_null(d->pci));
+		add(j, "name", str_or_null(rl->name));
+		add(j, "netdev", str_or_null(d->netdev));
+		add(j, "port", rl->port > 0 ? json_object_new_int(rl->port) : NULL);
+		add(j, "numa", numa_of(t, d->loc));
+		add(j, "rdma", json_object_new_boolean(rl->rdma));
+		json_object_array_add(nics, j);
+	}
+	add(o, "gpus", gpus);
+	add(o, "nics", nics);
+	add(o, "paths", paths);
+	return o;
+}
+
+static struct json_object *rank_json(const struct aff_plan *p, size_t k)
+{
+	const struct aff_topo *t = p->topo;
+	const struct aff_rank *rk = &p->rank[k];
+	const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
+	struct json_object *o = json_object_new_object();
+	struct json_object *gpu = json_object_new_object();
+	struct json_object *nics = json_object_new_array();
+	struct json_object *env = json_object_new_object();
+	size_t i;
+
+	add(o, "local_rank", json_object_new_int((int)k));
+	add(gpu, "pci", json_object_new_string(g->pci));
+	add(gpu, "index", json_object_new_int(rk->gpu));
+	add(gpu, "numa", numa_of(t, g->loc));
+	add(o, "gpu", gpu);
+	for (i = 0; i < rk->rails.n; i++) {
+		const struct aff_rail *r = &t->rail[rk->rails.rail[i]];
+		const struct aff_dev *d = &t->dev[r->dev];
+		struct json_object *n = json_object_new_object();
+
+		add(n, "pci", str_or_null(d->pci));
+		add(n, "name", str_or_null(r->name));
+		add(n, "netdev", str_or_null(d->netdev));
+		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		add(n, "path", json_object_new_string(aff_path_name(
+			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));
+		json_object_array_add(nics, n);
+	}
+	add(o, "nics", nics);
+	add(o, "cpus", str_or_null(rk->cpus_str));
+	add(o, "mems", str_or_null(rk->mems_str));
+	add(o, "mem_policy", json_object_new_string(
+		p->flags & AFF_PLAN_MEM_BIND ? "bind" : "preferred"));
+	for (i = 0; rk->env[i]; i++) {
+		const char *eq = strchr(rk->env[i], '=');
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - rk->env[i]),
+			 rk->env[i]);
+		add(env, name, json_object_new_string(eq + 1));
+	}
+	add(o, "env", env);
+	return o;
+}
+
+struct json_object *aff_plan_to_json(const struct aff_plan *p)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *ranks = json_object_new_array();
+	struct json_object *warns = json_object_new_array();
+	size_t i;
+
+	add(o, "schema", json_object_new_string("railbind.plan/1"));
+	add(o, "host", str_or_null(p->topo->host));
+	add(o, "source", json_object_new_string(p->topo->source));
+	for (i = 0; i < p->nrank; i++)
+		json_object_array_add(ranks, rank_json(p, i));
+	for (i = 0; i < p->nwarn; i++) {
+		struct json_object *w = json_object_new_object();
+
+		add(w, "id", json_object_new_string(p->warn[i].id));
+		add(w, "subject", json_object_new_string(p->warn[i].subject));
+		add(w, "message", json_object_new_string(p->warn[i].message));
+		json_object_array_add(warns, w);
+	}
+	add(o, "ranks", ranks);
+	add(o, "warnings", warns);
+	return o;
+}
+
+int aff_json_string(struct json_object *o, unsigned long flags, char **out)
+{
+	const char *s;
+
+	if (!o)
+		return -ENOMEM;
+	s = json_object_to_json_string_ext(o, (flags & AFF_JSON_PRETTY ?
+				JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
+				JSON_C_TO_STRING_NOSLASHESCAPE);
+	*out = s ? strdup(s) : NULL;
+	json_object_put(o);
+	return *out ? 0 : -ENOMEM;
+}
+
+AFF_EXPORT int aff_topo_json(const struct aff_topo *t, unsigned long flags,
+			     char **out)
+{
+	return aff_json_string(aff_topo_to_json(t), flags, out);
+}
+
+AFF_EXPORT int aff_plan_json(const struct aff_plan *p, unsigned long flags,
+			     char **out)
+{
+	return aff_json_string(aff_plan_to_json(p), flags, out);
+}

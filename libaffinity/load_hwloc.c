@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * hwloc topology (live, XML v1/v2, railbind snapshot) -> node model. The
+ * Railbind* info attributes are read here whatever their origin: a snapshot
+ * carries them, the live discovery adds them before this runs.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static const char *info(hwloc_obj_t o, const char *name)
+{
+	return hwloc_obj_get_info_by_name(o, name);
+}
+
+static int info_int(hwloc_obj_t o, const char *name, int dflt)
+{
+	const char *s = info(o, name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	v = strtol(s, &end, 0);
+	if (*end || v < INT_MIN || v > INT_MAX)
+		return dflt;
+	return (int)v;
+}
+
+static double info_double(hwloc_obj_t o, const char *name)
+{
+	const char *s = info(o, name);
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return 0;
+	v = strtod(s, &end);
+	return *end || v < 0 ? 0 : v;
+}
+
+static int dup_info(char **dst, hwloc_obj_t o, const char *name)
+{
+	const char *s = info(o, name);
+
+	if (!s)
+		return 0;
+	*dst = strdup(s);
+	return *dst ? 0 : -ENOMEM;
+}
+
+static int count_cpu_nodes(const struct aff_topo *t)
+{
+	size_t i;
+	int k = 0;
+
+	for (i = 0; i < t->nnuma; i++)
+		if (!hwloc_bitmap_iszero(t->numa[i].cpuset))
+			k++;
+	return k;
+}
+
+/* The locality of an I/O object; unknown collapses to the whole machine. */
+static int io_locality(struct aff_topo *t, hwloc_obj_t o, int numa_raw)
+{
+	hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t->hw, o);
+	hwloc_obj_t root = hwloc_get_root_obj(t->hw);
+	bool multi = count_cpu_nodes(t) > 1;
+	int i;
+
+	if (!anc || (multi && numa_raw == -1))
+		anc = root;
+	i = aff_topo_add_loc(t, anc->cpuset, anc->nodeset, anc->depth, anc);
+	if (i >= 0)
+		t->loc[i].known = !(multi && anc == root) &&
+				  !hwloc_bitmap_iszero(anc->nodeset);
+	return i;
+}
+
+static const char *const port_states[] = {
+	"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
+};
+
+static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
+{
+	char key[64];
+	int port, i, state, r;
+
+	/* First port with a state, as hwloc numbers them (1-based). */
+	for (port = 1; port <= 8; port++) {
+		snprintf(key, sizeof(key), "Port%dState", port);
+		if (info(os, key))
+			break;
+		snprintf(key, sizeof(key), "RailbindPort%dState", port);
+		if (info(os, key))
+			break;
+	}
+	if (port > 8)
+		port = 1;
+	r = aff_topo_add_rail(t, dev, os->name, port, true);
+	if (r < 0)
+		return r;
+	snprintf(key, sizeof(key), "RailbindPort%dState", port);
+	if (info(os, key)) {
+		if (dup_info(&t->rail[r].port_state, os, key) < 0)
+			return -ENOMEM;
+	} else {
+		snprintf(key, sizeof(key), "Port%dState", port);
+		state = info_int(os, key, -1);
+		if (state >= 0 && state < (int)(sizeof(port_states) /
+						sizeof(port_states[0])) &&
+		    !(t->rail[r].port_state = strdup(port_states[state])))
+			return -ENOMEM;
+	}
+	snprintf(key, sizeof(key), "RailbindPort%dRate", port);
+	t->rail[r].rate = info_int(os, key, 0);
+	i = r;
+	return i;
+}
+
+/* A compute OS device: not a bare DRM card, which any display has. */
+static bool compute_osdev(hwloc_obj_t os)
+{
+	if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_COPROC)
+		return true;
+	return os->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU && os->name &&
+	       (!strncmp(os->name, "nvml", 4) || !strncmp(os->name, "rsmi", 4));
+}
+
+static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
+{
+	struct hwloc_pcidev_attr_s *pa = &o->attr->pcidev;
+	hwloc_obj_t os;
+	struct aff_dev *d;
+	int i, net = -1;
+	bool rdma = false;
+
+	i = aff_topo_add_dev(t, AFF_DEV_ENDPOINT, parent);
+	if (i < 0)
+		return i;
+	d = &t->dev[i];
+	d->domain = pa->domain;
+	d->bus = pa->bus;
+	d->devno = pa->dev;
+	d->func = pa->func;
+	snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%x", pa->domain,
+		 pa->bus, pa->dev, pa->func);
+	d->vendor = pa->vendor_id;
+	d->device = pa->device_id;
+	d->class_id = pa->class_id;
+	for (os = o->io_first_child; os; os = os->next_sibling) {
+		if (os->type != HWLOC_OBJ_OS_DEVICE)
+			continue;
+		if (compute_osdev(os))
+			t->dev[i].has_gpu_osdev = true;
+		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && net < 0 &&
+		    os->name) {
+			net = 0;
+			t->dev[i].has_net = true;
+			if (!(t->dev[i].netdev = strdup(os->name)))
+				return -ENOMEM;
+		}
+		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+			if (add_openfabrics(t, i, os) < 0)
+				return -ENOMEM;
+			rdma = true;
+		}
+	}
+	/* A network device with no verbs device: a candidate Ethernet rail. */
+	if (!rdma && t->dev[i].has_net && (pa->class_id >> 8) == 0x02 &&
+	    aff_topo_add_rail(t, i, t->dev[i].netdev, 0, false) < 0)
+		return -ENOMEM;
+	return i;
+}
+
+static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
+{
+	struct aff_dev *d = &t->dev[i];
+	int numa_raw = info_int(o, "RailbindNumaNode", INT_MIN);
+
+	d->numa_raw = numa_raw;
+	d->link_speed = info_double(o, "RailbindLinkSpeed");
+	d->link_speed_cap = info_double(o, "RailbindLinkSpeedCap");
+	d->link_width = info_int(o, "RailbindLinkWidth", 0);
+	d->link_width_cap = info_int(o, "RailbindLinkWidthCap", 0);
+	d->acs_ctl = info_int(o, "RailbindACSCtl", -1);
+	if (dup_info(&d->iommu_type, o, "RailbindIOMMUGroupType") < 0)
+		return -ENOMEM;
+	d->loc = io_locality(t, o, numa_raw);
+	return d->loc < 0 ? d->loc : 0;
+}
+
+/* Number of PCI-to-PCI bridges between device i and its host bridge. */
+static int bridges_above(const struct aff_topo *t, int i)
+{
+	int n = 0;
+
+	for (i = t->dev[i].parent; i >= 0; i = t->dev[i].parent)
+		if (t->dev[i].type == AFF_DEV_BRIDGE)
+			n++;
+	return n;
+}
+
+static int walk_io(struct aff_topo *t, hwloc_obj_t o, int parent)
+{
+	hwloc_obj_t c;
+	int i = parent, rc;
+
+	if (o->type == HWLOC_OBJ_BRIDGE) {
+		bool host = o->attr->bridge.upstream_type ==
+			    HWLOC_OBJ_BRIDGE_HOST;
+
+		i = aff_topo_add_dev(t, host ? AFF_DEV_HOSTBRIDGE :
+					       AFF_DEV_BRIDGE, parent);
+		if (i < 0)
+			return i;
+		if (!host) {
+			struct hwloc_pcidev_attr_s *pa =
+				&o->attr->bridge.upstream.pci;
+			struct aff_dev *d = &t->dev[i];
+
+			d->domain = pa->domain;
+			d->bus = pa->bus;
+			d->devno = pa->dev;
+			d->func = pa->func;
+			snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%x",
+				 pa->domain, pa->bus, pa->dev, pa->func);
+			d->vendor = pa->vendor_id;
+			d->device = pa->device_id;
+			d->class_id = pa->class_id;
+			/* Root port, switch up, switch down, up, down... */
+			d->is_switch = bridges_above(t, i) % 2 == 1;
+		}
+		rc = fill_pci_infos(t, i, o);
+		if (rc < 0)
+			return rc;
+	} else if (o->type == HWLOC_OBJ_PCI_DEVICE) {
+		i = add_pcidev(t, o, parent);
+		if (i < 0)
+			return i;
+		rc = fill_pci_infos(t, i, o);
+		if (rc < 0)
+			return rc;
+	} else {
+		return 0;
+	}
+	for (c = o->io_first_child; c; c = c->next_sibling) {
+		rc = walk_io(t, c, i);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Every non-I/O object, depth first, with its I/O children. */
+static int walk_normal(struct aff_topo *t, hwloc_obj_t o)
+{
+	hwloc_obj_t c;
+	int rc;
+
+	for (c = o->io_first_child; c; c = c->next_sibling) {
+		rc = walk_io(t, c, -1);
+		if (rc < 0)
+			return rc;
+	}
+	for (c = o->first_child; c; c = c->next_sibling) {
+		rc = walk_normal(t, c);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int cache_domain(hwloc_topology_t hw, hwloc_obj_t core)
+{
+	hwloc_obj_t c;
+
+	c = hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_L3CACHE, core);
+	if (!c)
+		c = hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_L2CACHE, core);
+	return c ? (int)c->logical_index : -1;
+}
+
+static int load_cpus(struct aff_topo *t)
+{
+	hwloc_topology_t hw = t->hw;
+	hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
+	hwloc_obj_t o = NULL;
+	int rc;
+
+	while ((o = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_NUMANODE, o))) {
+		rc = aff_topo_add_numa(t, o->os_index, o->cpuset);
+		if (rc < 0)
+			return rc;
+	}
+	/* Some exports have PUs but no cores: each PU is then a core. */
+	if (hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE) <= 0)
+		unit = HWLOC_OBJ_PU;
+	while ((o = hwloc_get_next_obj_by_type(hw, unit, o))) {
+		if (!o->cpuset || hwloc_bitmap_iszero(o->cpuset))
+			continue;
+		rc = aff_topo_add_core(t, o->cpuset, cache_domain(hw, o));
+		if (rc < 0)
+			return rc;
+	}
+	/* A machine without NUMA objects: one node holding every CPU. */
+	if (!t->nnuma) {
+		o = hwloc_get_root_obj(hw);
+		rc = aff_topo_add_numa(t, 0, o->cpuset);
+		if (rc < 0)
+			return rc;
+	}
+	hwloc_bitmap_copy(t->all_cpus, hwloc_get_root_obj(hw)->cpuset);
+	return 0;
+}
+
+int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
+		   size_t errlen)
+{
+	hwloc_obj_t root = hwloc_get_root_obj(hw);
+	const char *host;
+	int rc;
+
+	t->hw = hw;
+	rc = load_cpus(t);
+	if (!rc)
+		rc = walk_normal(t, root);
+	if (rc < 0)
+		return aff_seterr(err, errlen, -rc, "%s: %s", t->source,
+				  strerror(-rc));
+	host = info(root, "RailbindHostname");
+	if (!host)
+		host = info(root, "HostName");
+	if (host && !(t->host = strdup(host)))
+		return -ENOMEM;
+	if (dup_info(&t->peer_memory, root, "RailbindPeerMemory") < 0 ||
+	    dup_info(&t->kmod, root, "RailbindKmod") < 0)
+		return -ENOMEM;
+	return aff_topo_finish(t, err, errlen);
+}

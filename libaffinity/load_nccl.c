@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * NCCL topology XML (<system version="1">, as NCCL_TOPO_FILE and the cloud
+ * vendors write it) -> node model. Each <cpu> is a NUMA node and stands for
+ * its root complex; each <pci> with children is a PCIe switch, already
+ * collapsed; <gpu> and <nic>/<net> say what an endpoint is. The file knows
+ * no cores, threads or caches: each CPU of a <cpu affinity> mask is a core.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "model.h"
+
+struct nccl_load {
+	struct aff_topo *t;
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+static bool is(const xmlNode *n, const char *name)
+{
+	return n->type == XML_ELEMENT_NODE &&
+	       !strcmp((const char *)n->name, name);
+}
+
+/* Attribute value or NULL; the caller frees with xmlFree. */
+static char *attr(const xmlNode *n, const char *name)
+{
+	return (char *)xmlGetProp(n, (const xmlChar *)name);
+}
+
+static int bad(struct nccl_load *l, const xmlNode *n, const char *what)
+{
+	return aff_seterr(l->err, l->errlen, EINVAL, "%s:%ld: %s", l->path,
+			  xmlGetLineNo(n), what);
+}
+
+/*
+ * "ffffffff,00000000,0000ffff": 32-bit words, most significant first, as
+ * /sys/devices/system/node/nodeN/cpumap writes them.
+ */
+int aff_parse_cpumask(const char *s, hwloc_bitmap_t set)
+{
+	size_t words = 1, w;
+	const char *p;
+
+	hwloc_bitmap_zero(set);
+	if (!*s)
+		return -EINVAL;
+	for (p = s; *p; p++)
+		if (*p == ',')
+			words++;
+	if (words > 4096)
+		return -EINVAL;
+	for (w = 0, p = s; w < words; w++) {
+		unsigned long v = 0;
+		int digits = 0, bit;
+
+		while (*p && *p != ',') {
+			int c = tolower((unsigned char)*p);
+
+			if (!isxdigit(c) || ++digits > 8)
+				return -EINVAL;
+			v = v * 16 + (unsigned long)(isdigit(c) ? c - '0' : c - 'a' + 10);
+			p++;
+		}
+		if (!digits)
+			return -EINVAL;
+		if (*p)
+			p++;
+		for (bit = 0; bit < 32; bit++)
+			if (v & (1ul << bit))
+				hwloc_bitmap_set(set, (unsigned)((words - 1 - w) * 32 + bit));
+	}
+	return 0;
+}
+
+static int parse_hexattr(const xmlNode *n, const char *name, int *out)
+{
+	char *s = attr(n, name), *end;
+	long v;
+
+	*out = -1;
+	if (!s)
+		return 0;
+	v = strtol(s, &end, 16);
+	if (*s && !*end && v >= 0 && v <= 0xffffff)
+		*out = (int)v;
+	xmlFree(s);
+	return *out < 0 ? -EINVAL : 0;
+}
+
+static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
+{
+	const xmlNode *c;
+
+	for (c = nic->children; c; c = c->next) {
+		char *name, *port, *guid;
+		int r, portno;
+
+		if (!is(c, "net"))
+			continue;
+		name = attr(c, "name");
+		if (!name || !*name) {
+			xmlFree(name);
+			return bad(l, c, "<net> without a name attribute");
+		}
+		port = attr(c, "port");
+		portno = port ? atoi(port) : 0;
+		guid = attr(c, "guid");
+		/* A socket (TCP) net has no GUID; a verbs device has one. */
+		r = aff_topo_add_rail(l->t, dev, name, portno,
+				      guid && strtoull(guid, NULL, 0) != 0);
+		xmlFree(name);
+		xmlFree(port);
+		xmlFree(guid);
+		if (r < 0)
+			return r;
+		l->t->rail[r].listed = true;
+	}
+	return 0;
+}
+
+static int walk_pci(struct nccl_load *l, const xmlNode *n, int parent);
+
+static int walk_children(struct nccl_load *l, const xmlNode *n, int dev)
+{
+	const xmlNode *c;
+	int rc;
+
+	for (c = n->children; c; c = c->next) {
+		if (is(c, "pci")) {
+			rc = walk_pci(l, c, dev);
+		} else if (is(c, "nic") && l->t->dev[dev].type != AFF_DEV_ENDPOINT) {
+			/* A NIC with no PCI address (a VM's synthetic one). */
+			int e = aff_topo_add_dev(l->t, AFF_DEV_ENDPOINT, dev);
+
+			if (e < 0)
+				return e;
+			l->t->dev[e].class_id = 0x0200;
+			l->t->dev[e].has_net = true;
+			rc = add_nets(l, c, e);
+		} else if (is(c, "nic")) {
+			l->t->dev[dev].has_net = true;
+			rc = add_nets(l, c, dev);
+		} else if (is(c, "gpu")) {
+			l->t->dev[dev].has_gpu_osdev = true;
+			rc = 0;
+		} else {
+			rc = 0;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static bool has_child_pci(const xmlNode *n)
+{
+	const xmlNode *c;
+
+	for (c = n->children; c; c = c->next)
+		if (is(c, "pci"))
+			return true;
+	return false;
+}
+
+static int walk_pci(struct nccl_load *l, const xmlNode *n, int parent)
+{
+	struct aff_dev *d;
+	char *busid, *s;
+	int i, cls, rc;
+	bool bridge;
+
+	if (parse_hexattr(n, "class", &cls) < 0)
+		return bad(l, n, "<pci class> is not a hex PCI class such as 0x030200");
+	bridge = has_child_pci(n) || (cls >= 0 && cls >> 8 == 0x0604);
+	i = aff_topo_add_dev(l->t, bridge ? AFF_DEV_BRIDGE : AFF_DEV_ENDPOINT,
+			     parent);
+	if (i < 0)
+		return i;
+	d = &l->t->dev[i];
+	d->is_switch = bridge;
+	d->class_id = cls >= 0 ? cls >> 8 : -1;
+	busid = attr(n, "busid");
+	if (!busid || aff_dev_set_pci(d, busid) < 0) {
+		xmlFree(busid);
+		return bad(l, n, "<pci busid> is not a PCI address such as 0000:07:00.0");
+	}
+	xmlFree(busid);
+	if (parse_hexattr(n, "vendor", &d->vendor) < 0 ||
+	    parse_hexattr(n, "device", &d->device) < 0)
+		return bad(l, n, "<pci vendor/device> is not a hex id such as 0x10de");
+	s = attr(n, "link_speed");
+	if (s)
+		d->link_speed = strtod(s, NULL);
+	xmlFree(s);
+	s = attr(n, "link_width");
+	if (s)
+		d->link_width = atoi(s);
+	xmlFree(s);
+	rc = walk_children(l, n, i);
+	/* A NIC NCCL was given without its <net> (AWS's EFA files): a rail
+	 * known by its PCI address only. */
+	d = &l->t->dev[i];
+	if (!rc && !bridge && d->class_id >> 8 == 0x02 && !d->has_net) {
+		rc = aff_topo_add_rail(l->t, i, NULL, 0, true);
+		if (rc >= 0) {
+			l->t->rail[rc].listed = true;
+			rc = 0;
+		}
+	}
+	return rc;
+}
+
+/*
+ * The file has no cores. When every node's CPUs are a set S of the lower
+ * half plus S shifted by half the CPUs, this is Linux's x86 numbering of
+ * two hardware threads per core (cpu i and i + n/2 are siblings): keep them
+ * together. Otherwise each CPU is taken for a core.
+ */
+static bool smt2_layout(const struct aff_topo *t, int half)
+{
+	size_t k;
+	int i;
+
+	if (half <= 0 || hwloc_bitmap_weight(t->all_cpus) != 2 * half ||
+	    hwloc_bitmap_last(t->all_cpus) != 2 * half - 1)
+		return false;
+	for (k = 0; k < t->nnuma; k++) {
+		hwloc_const_bitmap_t set = t->numa[k].cpuset;
+
+		for (i = hwloc_bitmap_first(set); i >= 0;
+		     i = hwloc_bitmap_next(set, i))
+			if (!hwloc_bitmap_isset(set, (unsigned)(i < half ?
+							       i + half : i - half)))
+				return false;
+	}
+	return true;
+}
+
+static int add_cores(struct aff_topo *t)
+{
+	hwloc_bitmap_t pu = hwloc_bitmap_alloc();
+	int half = hwloc_bitmap_weight(t->all_cpus) / 2, i, rc = 0;
+	bool smt = smt2_layout(t, half);
+
+	if (!pu)
+		return -ENOMEM;
+	hwloc_bitmap_foreach_begin(i, t->all_cpus) {
+		if (smt && i >= half)
+			break;
+		hwloc_bitmap_only(pu, (unsigned)i);
+		if (smt)
+			hwloc_bitmap_set(pu, (unsigned)(i + half));
+		rc = aff_topo_add_core(t, pu, -1);
+		if (rc < 0)
+			break;
+	}
+	hwloc_bitmap_foreach_end();
+	hwloc_bitmap_free(pu);
+	return rc < 0 ? rc : 0;
+}
+
+static int walk_cpu(struct nccl_load *l, const xmlNode *n)
+{
+	hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
+	char *numaid = attr(n, "numaid"), *aff = attr(n, "affinity"), *end;
+	long id = numaid ? strtol(numaid, &end, 10) : -1;
+	int rc = 0, hb, loc;
+
+	if (!cpus || !nodes) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (!numaid || *end || id < 0 || id > 65535) {
+		rc = bad(l, n, "<cpu numaid> is not a NUMA node number");
+		goto out;
+	}
+	if (aff && aff_parse_cpumask(aff, cpus) < 0) {
+		rc = bad(l, n, "<cpu affinity> is not a CPU mask such as ffffffff,0000ffff");
+		goto out;
+	}
+	hwloc_bitmap_set(nodes, (unsigned)id);
+	rc = aff_topo_add_numa(l->t, (unsigned)id, cpus);
+	if (rc < 0)
+		goto out;
+	loc = aff_topo_add_loc(l->t, cpus, nodes, 1, NULL);
+	hb = aff_topo_add_dev(l->t, AFF_DEV_HOSTBRIDGE, -1);
+	rc = loc < 0 ? loc : hb;
+	if (rc < 0)
+		goto out;
+	l->t->loc[loc].known = true;
+	l->t->dev[hb].loc = loc;
+	rc = walk_children(l, n, hb);
+out:
+	xmlFree(numaid);
+	xmlFree(aff);
+	hwloc_bitmap_free(cpus);
+	hwloc_bitmap_free(nodes);
+	return rc;
+}
+
+int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
+		  size_t errlen)
+{
+	struct nccl_load l = { t, path, err, errlen };
+	const xmlNode *root, *c;
+	xmlDoc *doc;
+	int rc = 0;
+
+	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
+				      XML_PARSE_NOWARNING);
+	if (!doc) {
+		const xmlError *e = xmlGetLastError();
+		const char *msg = e && e->message ? e->message : "unreadable";
+		int len = (int)strcspn(msg, "\n");
+
+		return aff_seterr(err, errlen, EINVAL, "%s:%d: malformed XML: %.*s",
+				  path, e ? e->line : 0, len, msg);
+	}
+	root = xmlDocGetRootElement(doc);
+	if (!root || !is(root, "system")) {
+		rc = aff_seterr(err, errlen, EINVAL,
+				"%s: root element is not <system>", path);
+		goto out;
+	}
+	for (c = root->children; c && !rc; c = c->next)
+		if (is(c, "cpu"))
+			rc = walk_cpu(&l, c);
+	if (!rc && !t->nnuma)
+		rc = aff_seterr(err, errlen, EINVAL,
+				"%s: no <cpu> element: not an NCCL topology", path);
+	if (!rc)
+		rc = add_cores(t);
+out:
+	xmlFreeDoc(doc);
+	if (rc < 0)
+		return rc;
+	return aff_topo_finish(t, err, errlen);
+}

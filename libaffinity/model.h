@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The node model every source (live node, hwloc XML, NCCL XML) is turned
+ * into, and everything after it (paths, plan, audit, outputs) reads. It is a
+ * flat array of PCI devices linked to their parents, the CPU side as NUMA
+ * nodes and cores, and the classified GPUs and rails.
+ */
+#ifndef RAILBIND_MODEL_H
+#define RAILBIND_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <hwloc.h>
+
+#include "internal.h"
+
+enum aff_src {
+	AFF_SRC_LIVE,
+	AFF_SRC_HWLOC,
+	AFF_SRC_NCCL,
+};
+
+enum aff_devtype {
+	AFF_DEV_HOSTBRIDGE,	/* root complex (hwloc 0-1 bridge, NCCL <cpu>) */
+	AFF_DEV_BRIDGE,		/* PCI-to-PCI bridge (port) */
+	AFF_DEV_ENDPOINT,
+};
+
+/* Where a device sits on the CPU side: the first non-I/O object above it. */
+struct aff_locality {
+	hwloc_bitmap_t cpuset;
+	hwloc_bitmap_t nodeset;
+	int numa;		/* os_index when exactly one node, else -1 */
+	bool known;		/* false: machine-wide on a multi-NUMA node */
+	int depth;		/* hwloc depth of that object, for distances */
+	hwloc_obj_t obj;	/* NULL for NCCL sources */
+};
+
+struct aff_dev {
+	enum aff_devtype type;
+	char pci[16];		/* "dddd:bb:dd.f", "" when unknown */
+	unsigned domain, bus, devno, func;
+	int vendor, device;	/* -1 unknown */
+	int class_id;		/* 16-bit class<<8|subclass, -1 unknown */
+	int parent;		/* index in topo->dev, -1 at the top */
+	int hostbridge;		/* index of the host bridge above, -1 none */
+	int loc;		/* index in topo->loc */
+	bool is_switch;		/* a switch's upstream port (collapsed) */
+	bool has_gpu_osdev;	/* hwloc GPU/CoProc OS device, NCCL <gpu> */
+	bool has_net;		/* a network interface */
+	int gpu;		/* index in topo->gpus, -1 */
+	/* Railbind* infos and sysfs facts; -1 / 0 / NULL when unknown. */
+	double link_speed, link_speed_cap;
+	int link_width, link_width_cap;
+	int acs_ctl;
+	int numa_raw;		/* RailbindNumaNode, INT_MIN when absent */
+	char *iommu_type;
+	char *netdev;
+};
+
+/* An RDMA device (or Ethernet rail) on a PCI device. */
+struct aff_rail {
+	int dev;		/* index in topo->dev */
+	char *name;		/* mlx5_0, NULL when the source has none */
+	int port;		/* 0 when unknown */
+	char *port_state;	/* ACTIVE, DOWN, ... NULL when unknown */
+	int rate;		/* Gb/s, 0 when unknown */
+	bool rdma;		/* false for an Ethernet NIC made a rail */
+	bool listed;		/* the source names it a collective network */
+};
+
+struct aff_core {
+	hwloc_bitmap_t pus;
+	int cache;		/* cache domain id (L3, else L2), -1 none */
+};
+
+struct aff_numa {
+	unsigned os_index;
+	hwloc_bitmap_t cpuset;	/* empty for CPU-less nodes */
+};
+
+struct aff_topo {
+	int refcount;
+	struct aff_ctx *ctx;
+	enum aff_src src;
+	char *source;		/* file name, or "live" */
+	char *host;
+	hwloc_topology_t hw;	/* NULL for NCCL sources */
+	hwloc_bitmap_t all_cpus;
+	hwloc_bitmap_t all_nodes;
+
+	struct aff_numa *numa;
+	size_t nnuma;
+	struct aff_core *core;
+	size_t ncore;
+	struct aff_locality *loc;
+	size_t nloc;
+	struct aff_dev *dev;
+	size_t ndev;
+	struct aff_rail *rail;
+	size_t nrail;
+
+	int *gpus;		/* dev indices of accelerators, PCI order */
+	size_t ngpu;
+
+	char *peer_memory;	/* RailbindPeerMemory, NULL when unknown */
+	char *kmod;		/* RailbindKmod */
+};
+
+/* model.c: building */
+struct aff_topo *aff_topo_alloc(struct aff_ctx *ctx, enum aff_src src,
+				const char *source);
+int aff_topo_add_dev(struct aff_topo *t, enum aff_devtype type, int parent);
+int aff_topo_add_loc(struct aff_topo *t, hwloc_const_bitmap_t cpuset,
+		     hwloc_const_bitmap_t nodeset, int depth, hwloc_obj_t obj);
+int aff_topo_add_rail(struct aff_topo *t, int dev, const char *name, int port,
+		      bool rdma);
+int aff_topo_add_numa(struct aff_topo *t, unsigned os_index,
+		      hwloc_const_bitmap_t cpuset);
+int aff_topo_add_core(struct aff_topo *t, hwloc_const_bitmap_t pus, int cache);
+int aff_dev_set_pci(struct aff_dev *d, const char *busid);
+/* Classify, order and compute paths once every device is in. */
+int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen);
+
+/* Loaders. */
+int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
+		   size_t errlen);
+int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
+		  size_t errlen);
+
+/* load_nccl.c: a sysfs cpumap-style hex mask ("ffffffff,0000ffff"). */
+int aff_parse_cpumask(const char *s, hwloc_bitmap_t set);
+
+/* classify.c */
+bool aff_is_accelerator(const struct aff_config *conf, const struct aff_dev *d);
+bool aff_is_bmc_display(int vendor, int device);
+bool aff_nic_listed(char *const *list, size_t n, const char *name,
+		    const char *pci);
+
+/* paths.c */
+enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
+			       int *dist);
+
+/* json.c: json-c objects for in-tree users (CLI, broker, audit). */
+struct json_object;
+struct json_object *aff_topo_to_json(const struct aff_topo *t);
+struct json_object *aff_plan_to_json(const struct aff_plan *p);
+int aff_json_string(struct json_object *o, unsigned long flags, char **out);
+
+/* Linux cpulist of a bitmap into a malloc()ed string ("" when empty). */
+char *aff_bitmap_list(hwloc_const_bitmap_t set);
+
+#endif

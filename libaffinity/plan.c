@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The per-rank plan: GPU, rails, CPUs, memory and environment. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+static int add_warning(struct aff_plan *p, const char *id, const char *subject,
+		       const char *message)
+{
+	struct aff_warning *w = realloc(p->warn, (p->nwarn + 1) * sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	p->warn = w;
+	w = &p->warn[p->nwarn];
+	w->id = strdup(id);
+	w->subject = strdup(subject);
+	w->message = strdup(message);
+	p->nwarn++;
+	return w->id && w->subject && w->message ? 0 : -ENOMEM;
+}
+
+/* One entry of a CUDA_VISIBLE_DEVICES-style list: an index or a PCI id. */
+static int visible_index(const struct aff_topo *t, const char *item)
+{
+	struct aff_dev probe;
+	char *end;
+	long v;
+	size_t i;
+
+	if (isdigit((unsigned char)*item)) {
+		v = strtol(item, &end, 10);
+		if (!*end)
+			return v >= 0 && (size_t)v < t->ngpu ? (int)v : -1;
+	}
+	if (aff_dev_set_pci(&probe, item) < 0)
+		return -1;
+	for (i = 0; i < t->ngpu; i++)
+		if (!strcmp(t->dev[t->gpus[i]].pci, probe.pci))
+			return (int)i;
+	return -1;
+}
+
+static int select_gpus(const struct aff_topo *t, const char *visible,
+		       int *gpu, size_t *n, char *err, size_t errlen)
+{
+	char *copy, *item, *save = NULL;
+	char *seen;
+	size_t i;
+	int rc = 0;
+
+	*n = 0;
+	if (!visible) {
+		for (i = 0; i < t->ngpu; i++)
+			gpu[(*n)++] = (int)i;
+		return 0;
+	}
+	copy = strdup(visible);
+	seen = calloc(t->ngpu + 1, 1);
+	if (!copy || !seen) {
+		free(copy);
+		free(seen);
+		return -ENOMEM;
+	}
+	for (item = strtok_r(copy, ",", &save); item && !rc;
+	     item = strtok_r(NULL, ",", &save)) {
+		int k = visible_index(t, item);
+
+		if (k < 0)
+			rc = aff_seterr(err, errlen, EINVAL,
+					"visible GPUs \"%s\": \"%s\" is neither a GPU index below %zu nor a GPU's PCI address",
+					visible, item, t->ngpu);
+		else
+			seen[k] = 1;
+	}
+	/* Ranks follow PCI order whatever the order of the claim. */
+	for (i = 0; i < t->ngpu && !rc; i++)
+		if (seen[i])
+			gpu[(*n)++] = (int)i;
+	free(copy);
+	free(seen);
+	return rc;
+}
+
+static int allowed_set(const struct aff_topo *t, const char *cpus,
+		       hwloc_bitmap_t set, char *err, size_t errlen)
+{
+	if (cpus) {
+		if (hwloc_bitmap_list_sscanf(set, cpus) < 0)
+			return aff_seterr(err, errlen, EINVAL,
+					  "allowed CPUs \"%s\": expected a CPU list such as 0-13,112-125",
+					  cpus);
+	} else if (t->src == AFF_SRC_LIVE) {
+		if (hwloc_get_cpubind(t->hw, set, HWLOC_CPUBIND_PROCESS) < 0)
+			hwloc_bitmap_copy(set, t->all_cpus);
+	} else {
+		hwloc_bitmap_copy(set, t->all_cpus);
+	}
+	hwloc_bitmap_and(set, set, t->all_cpus);
+	/* A file that names no CPU at all: CPUs stay unknown, not an error. */
+	if (hwloc_bitmap_iszero(set) && !hwloc_bitmap_iszero(t->all_cpus))
+		return aff_seterr(err, errlen, EINVAL,
+				  "allowed CPUs \"%s\": none of them is on this node",
+				  cpus ? cpus : "(process affinity)");
+	return 0;
+}
+
+/* "mlx5_0:1" as NCCL_IB_HCA and UCX_NET_DEVICES name a port. */
+static void append_port(char *buf, size_t len, const struct aff_rail *r,
+			const char *name)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s:%d", used ? "," : "", name,
+		 r->port > 0 ? r->port : 1);
+}
+
+static int set_env(char ***env, size_t *n, const char *name, const char *value)
+{
+	char **p = realloc(*env, (*n + 2) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	*env = p;
+	if (asprintf(&p[*n], "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	p[++*n] = NULL;
+	return 0;
+}
+
+static int build_env(const struct aff_plan *p, size_t k, struct aff_rank *rk)
+{
+	const struct aff_topo *t = p->topo;
+	const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
+	char hca[1024] = "", ucx[1024] = "", sock[512] = "", names[1024] = "";
+	char num[32];
+	size_t i, n = 0;
+	int rc = 0;
+
+	for (i = 0; i < rk->rails.n; i++) {
+		const struct aff_rail *r = &t->rail[rk->rails.rail[i]];
+		size_t used = strlen(names);
+
+		snprintf(names + used, sizeof(names) - used, "%s%s",
+			 used ? "," : "", rk->nic_names[i]);
+		if (!r->name)
+			continue;
+		if (r->rdma) {
+			/* A leading '=' makes NCCL match names exactly. */
+			if (!*hca)
+				strcpy(hca, "=");
+			append_port(hca + 1, sizeof(hca) - 1, r, r->name);
+			append_port(ucx, sizeof(ucx), r, r->name);
+		} else {
+			size_t su = strlen(sock);
+
+			snprintf(sock + su, sizeof(sock) - su, "%s%s",
+				 su ? "," : "=", r->name);
+		}
+	}
+	rc |= set_env(&rk->env, &n, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	if (*hca)
+		rc |= set_env(&rk->env, &n, "NCCL_IB_HCA", hca);
+	if (*sock)
+		rc |= set_env(&rk->env, &n, "NCCL_SOCKET_IFNAME", sock);
+	if (*ucx)
+		rc |= set_env(&rk->env, &n, "UCX_NET_DEVICES", ucx);
+	if (p->flags & AFF_PLAN_ISOLATE_GPU) {
+		snprintf(num, sizeof(num), "%d", rk->gpu);
+		rc |= set_env(&rk->env, &n, g->vendor == 0x1002 ?
+			      "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES", num);
+	}
+	snprintf(num, sizeof(num), "%zu", k);
+	rc |= set_env(&rk->env, &n, "RAILBIND_LOCAL_RANK", num);
+	snprintf(num, sizeof(num), "%d", rk->gpu);
+	rc |= set_env(&rk->env, &n, "RAILBIND_GPU_INDEX", num);
+	rc |= set_env(&rk->env, &n, "RAILBIND_GPU", g->pci);
+	rc |= set_env(&rk->env, &n, "RAILBIND_NICS", names);
+	rc |= set_env(&rk->env, &n, "RAILBIND_CPUS",
+		      rk->cpus_str ? rk->cpus_str : "");
+	rc |= set_env(&rk->env, &n, "RAILBIND_MEMS",
+		      rk->mems_str ? rk->mems_str : "");
+	return rc ? -ENOMEM : 0;
+}
+
+static int warn_gpu(struct aff_plan *p, const struct aff_rank *rk)
+{
+	const struct aff_topo *t = p->topo;
+	const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
+	char msg[512];
+	int rc = 0;
+
+	if (g->loc < 0 || !t->loc[g->loc].known) {
+		snprintf(msg, sizeof(msg),
+			 "GPU %d (%s) has no known NUMA node (sysfs numa_node -1): its CPUs and memory are not narrowed; enable NUMA/SRAT proximity domains for PCIe in the BIOS, or correct the platform's ACPI _PXM",
+			 rk->gpu, g->pci);
+		rc = add_warning(p, "numa-unknown", g->pci, msg);
+	}
+	if (!rc && !rk->rails.n && t->nrail) {
+		snprintf(msg, sizeof(msg), "GPU %d (%s) got no rail NIC",
+			 rk->gpu, g->pci);
+		rc = add_warning(p, "no-rail", g->pci, msg);
+	}
+	return rc;
+}
+
+static int fill_rank(struct aff_plan *p, size_t k, struct aff_rank *rk)
+{
+	const struct aff_topo *t = p->topo;
+	const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
+	size_t i;
+
+	if (g->loc >= 0 && t->loc[g->loc].known) {
+		rk->mems = hwloc_bitmap_dup(t->loc[g->loc].nodeset);
+		if (!rk->mems || !(rk->mems_str = aff_bitmap_list(rk->mems)))
+			return -ENOMEM;
+	}
+	if (!hwloc_bitmap_iszero(rk->cpus) &&
+	    !(rk->cpus_str = aff_bitmap_list(rk->cpus)))
+		return -ENOMEM;
+	rk->nic_names = calloc(rk->rails.n + 1, sizeof(*rk->nic_names));
+	if (!rk->nic_names)
+		return -ENOMEM;
+	for (i = 0; i < rk->rails.n; i++) {
+		const struct aff_rail *r = &t->rail[rk->rails.rail[i]];
+
+		rk->nic_names[i] = r->name ? r->name : t->dev[r->dev].pci;
+	}
+	return build_env(p, k, rk);
+}
+
+static void plan_free(struct aff_plan *p)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->nrank; i++) {
+		struct aff_rank *rk = &p->rank[i];
+
+		free(rk->rails.rail);
+		hwloc_bitmap_free(rk->cpus);
+		hwloc_bitmap_free(rk->mems);
+		free(rk->cpus_str);
+		free(rk->mems_str);
+		for (j = 0; rk->env && rk->env[j]; j++)
+			free(rk->env[j]);
+		free(rk->env);
+		free(rk->nic_names);
+	}
+	for (i = 0; i < p->nwarn; i++) {
+		free(p->warn[i].id);
+		free(p->warn[i].subject);
+		free(p->warn[i].message);
+	}
+	free(p->warn);
+	free(p->rank);
+	aff_topo_unref(p->topo);
+	free(p);
+}
+
+static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
+			char *err, size_t errlen)
+{
+	struct aff_topo *t = p->topo;
+	hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+	hwloc_bitmap_t *cpus = calloc(t->ngpu + 1, sizeof(*cpus));
+	struct aff_rail_set *rails = calloc(t->ngpu + 1, sizeof(*rails));
+	int *gpu = calloc(t->ngpu + 1, sizeof(*gpu));
+	size_t i, n = 0;
+	int rc = -ENOMEM;
+
+	if (!allowed || !cpus || !rails || !gpu)
+		goto out;
+	rc = select_gpus(t, spec->visible_gpus, gpu, &n, err, errlen);
+	if (!rc && !n)
+		rc = aff_seterr(err, errlen, ENODEV,
+				"%s: no accelerator to plan for", t->source);
+	if (!rc)
+		rc = allowed_set(t, spec->allowed_cpus, allowed, err, errlen);
+	if (rc)
+		goto out;
+	rc = -ENOMEM;
+	p->rank = calloc(n, sizeof(*p->rank));
+	if (!p->rank)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (!(cpus[i] = hwloc_bitmap_alloc()))
+			goto out;
+	rc = aff_assign_rails(t, gpu, n, rails);
+	if (!rc)
+		rc = aff_split_cpus(t, gpu, n, allowed, cpus);
+	for (i = 0; i < n && !rc; i++) {
+		struct aff_rank *rk = &p->rank[i];
+
+		rk->gpu = gpu[i];
+		rk->rails = rails[i];
+		rails[i].rail = NULL;
+		rk->cpus = cpus[i];
+		cpus[i] = NULL;
+		p->nrank++;
+		rc = fill_rank(p, i, rk);
+		if (!rc)
+			rc = warn_gpu(p, rk);
+	}
+out:
+	for (i = 0; i < t->ngpu; i++) {
+		hwloc_bitmap_free(cpus ? cpus[i] : NULL);
+		free(rails ? rails[i].rail : NULL);
+	}
+	free(cpus);
+	free(rails);
+	free(gpu);
+	hwloc_bitmap_free(allowed);
+	if (rc == -ENOMEM)
+		aff_seterr(err, errlen, ENOMEM, "%s: out of memory", t->source);
+	return rc;
+}
+
+AFF_EXPORT int aff_plan_new(struct aff_topo *topo,
+			    const struct aff_plan_spec *spec,
+			    struct aff_plan **out, char *err, size_t errlen)
+{
+	static const struct aff_plan_spec defaults;
+	struct aff_plan *p;
+	int rc;
+
+	*out = NULL;
+	if (!spec)
+		spec = &defaults;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->refcount = 1;
+	p->topo = aff_topo_ref(topo);
+	p->flags = spec->flags;
+	if (topo->ctx->conf.mem_bind)
+		p->flags |= AFF_PLAN_MEM_BIND;
+	rc = plan_compute(p, spec, err, errlen);
+	if (rc < 0) {
+		plan_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+AFF_EXPORT struct aff_plan *aff_plan_ref(struct aff_plan *p)
+{
+	if (p)
+		p->refcount++;
+	return p;
+}
+
+AFF_EXPORT struct aff_plan *aff_plan_unref(struct aff_plan *p)
+{
+	if (p && --p->refcount <= 0)
+		plan_free(p);
+	return NULL;
+}
+
+AFF_EXPORT size_t aff_plan_rank_count(const struct aff_plan *p)
+{
+	return p->nrank;
+}
+
+AFF_EXPORT const char *aff_plan_rank_cpus(const struct aff_plan *p, size_t r)
+{
+	return r < p->nrank ? p->rank[r].cpus_str : NULL;
+}
+
+AFF_EXPORT const char *aff_plan_rank_mems(const struct aff_plan *p, size_t r)
+{
+	return r < p->nrank ? p->rank[r].mems_str : NULL;
+}
+
+AFF_EXPORT const char *aff_plan_rank_gpu(const struct aff_plan *p, size_t r)
+{
+	return r < p->nrank ? p->topo->dev[p->topo->gpus[p->rank[r].gpu]].pci :
+			      NULL;
+}
+
+AFF_EXPORT size_t aff_plan_rank_nic_count(const struct aff_plan *p, size_t r)
+{
+	return r < p->nrank ? p->rank[r].rails.n : 0;
+}
+
+AFF_EXPORT const char *aff_plan_rank_nic(const struct aff_plan *p, size_t r,
+					 size_t i)
+{
+	if (r >= p->nrank || i >= p->rank[r].rails.n)
+		return NULL;
+	return p->rank[r].nic_names[i];
+}
+
+AFF_EXPORT const char *const *aff_plan_rank_env(const struct aff_plan *p,
+						size_t r)
+{
+	return r < p->nrank ? (const char *const *)p->rank[r].env : NULL;
+}
