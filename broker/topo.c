@@ -125,8 +125,8 @@ int cmd_topo(int argc, char **argv)
 	if (o.json) {
 		char *s = NULL;
 
-		rc = rb_print_json(aff_json_string(doc, o.pretty ?
-						   AFF_JSON_PRETTY : 0, &s), s);
+		rc = aff_json_string(doc, o.pretty ? AFF_JSON_PRETTY : 0, &s);
+		rc = rb_print_json(rc, s);
 	} else {
 		print_text(doc, o.details);
 		json_object_put(doc);

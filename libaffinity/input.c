@@ -91,7 +91,16 @@ static int sniff(const char *path, enum input_kind *kind, char *err,
 		name[k++] = *p;
 	name[k] = '\0';
 	if (!strcmp(name, "topology")) {
+		const char *v = memmem(p, (size_t)(end - p), "version=\"", 9);
+		const char *gt = memchr(p, '>', (size_t)(end - p));
+
 		*kind = INPUT_HWLOC;
+		/* hwloc 2 reads v1 and v2 files and refuses v3 without a word. */
+		if (v && gt && v < gt && atoi(v + 9) > HWLOC_API_VERSION >> 16)
+			return aff_seterr(err, errlen, ENOTSUP,
+					  "%s: hwloc XML version %d, newer than this hwloc %d.x reads; export it again with lstopo of hwloc %d",
+					  path, atoi(v + 9), HWLOC_API_VERSION >> 16,
+					  HWLOC_API_VERSION >> 16);
 		return 0;
 	}
 	if (!strcmp(name, "system")) {

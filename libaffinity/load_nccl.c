@@ -312,8 +312,9 @@ int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
 {
 	struct nccl_load l = { t, path, err, errlen };
 	const xmlNode *root, *c;
+	char *first_host = NULL;
+	int rc = 0, other_hosts = 0;
 	xmlDoc *doc;
-	int rc = 0;
 
 	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
 				      XML_PARSE_NOWARNING);
@@ -331,9 +332,30 @@ int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
 				"%s: root element is not <system>", path);
 		goto out;
 	}
-	for (c = root->children; c && !rc; c = c->next)
-		if (is(c, "cpu"))
-			rc = walk_cpu(&l, c);
+	for (c = root->children; c && !rc; c = c->next) {
+		char *hash;
+
+		if (!is(c, "cpu"))
+			continue;
+		/*
+		 * NCCL merges several hosts' topologies into one file (GB200
+		 * and GB300 trays), telling them apart by host_hash. A plan is
+		 * for one node: the first host's.
+		 */
+		hash = attr(c, "host_hash");
+		if (hash && !first_host)
+			first_host = (char *)xmlStrdup((xmlChar *)hash);
+		if (hash && strcmp(hash, first_host)) {
+			if (!other_hosts++)
+				aff_info(t->ctx, "%s: several hosts (host_hash); planning for the first, %s\n",
+					 path, first_host);
+			xmlFree(hash);
+			continue;
+		}
+		xmlFree(hash);
+		rc = walk_cpu(&l, c);
+	}
+	xmlFree(first_host);
 	if (!rc && !t->nnuma)
 		rc = aff_seterr(err, errlen, EINVAL,
 				"%s: no <cpu> element: not an NCCL topology", path);
