@@ -1,0 +1,106 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The corpus test: railbind against real machines' topologies written by
+# others (../shared/topologies, never copied into the project).
+#  1. every file loads, or is refused with one line naming it; no crash;
+#  2. for each machine of expected-pairs.txt (from EXPECTED.md), the plan
+#     gives each GPU that primary rail, at that class, on that NUMA node,
+#     tied rails are shared out evenly, and ranks' CPU sets are disjoint
+#     and inside the GPU's NUMA node.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+RAILBIND=${RAILBIND:-$top/build/railbind}
+corpus=${RAILBIND_TOPOLOGIES:-$top/../shared/topologies}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+if [ ! -d "$corpus" ]; then
+	echo "corpus: $corpus not found, skipping (set RAILBIND_TOPOLOGIES)"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+
+# 1. Load or refuse clearly, never crash.
+find "$corpus" -type f \( -name '*.xml' -o -name '*.txt' -o -name '*.console' \) | sort > "$tmp/files"
+while read -r f; do
+	for cmd in topo plan; do
+		"$RAILBIND" $cmd --json -i "$f" > "$tmp/out" 2> "$tmp/err"
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			if jq -e '.schema | startswith("railbind.")' "$tmp/out" > /dev/null 2>&1 && [ ! -s "$tmp/err" ]; then
+				ok
+			else
+				bad "$cmd $f: exit 0 without a railbind JSON document"
+			fi
+		elif [ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+		     grep -qF "$f" "$tmp/err"; then
+			ok
+		else
+			bad "$cmd $f: exit $rc, stderr: $(head -c 300 "$tmp/err")"
+		fi
+	done
+done < "$tmp/files"
+
+# 2. Pairings of EXPECTED.md.
+grep -v '^#' "$here/expected-pairs.txt" | awk '{print $1}' | sort -u > "$tmp/machines"
+while read -r m; do
+	f="$corpus/$m"
+	if ! "$RAILBIND" plan --json -i "$f" > "$tmp/plan.json" 2> "$tmp/err"; then
+		bad "plan $m: $(cat "$tmp/err")"
+		continue
+	fi
+	jq -r '.ranks[] | [.gpu.pci, (.nics[0].name // "-"), (.nics[0].pci // "-"),
+		(.nics[0].path // "-"), (.gpu.numa // "-" | tostring)] | @tsv' \
+		"$tmp/plan.json" > "$tmp/got"
+	grep -v '^#' "$here/expected-pairs.txt" | awk -v m="$m" '$1 == m' |
+	while read -r _ gpu nic class numa; do
+		line=$(awk -v g="$gpu" '$1 == g' "$tmp/got")
+		if [ -z "$line" ]; then
+			echo "FAIL: $m: no rank for GPU $gpu"
+			continue
+		fi
+		set -- $line
+		matched=no
+		for alt in $(echo "$nic" | tr '|' ' '); do
+			[ "$alt" = "$2" ] || [ "$alt" = "$3" ] && matched=yes
+		done
+		[ $matched = yes ] || echo "FAIL: $m: GPU $gpu primary rail $2 ($3), expected $nic"
+		[ "$4" = "$class" ] || echo "FAIL: $m: GPU $gpu path $4, expected $class"
+		[ "$5" = "$numa" ] || echo "FAIL: $m: GPU $gpu NUMA $5, expected $numa"
+		case "$nic" in
+		*"|"*) echo "TIE $nic $2 $3" ;;
+		esac
+	done > "$tmp/res"
+	# Tied rails: each must be primary for as many of its GPUs as the others.
+	grep '^TIE' "$tmp/res" | awk '{n = split($2, a, "|"); for (i = 1; i <= n; i++) if (a[i] == $3 || a[i] == $4) c[$2 SUBSEP a[i]]++; else c[$2 SUBSEP a[i]] += 0}
+		END {for (k in c) {split(k, p, SUBSEP); if (!(p[1] in lo) || c[k] < lo[p[1]]) lo[p[1]] = c[k]; if (c[k] > hi[p[1]]) hi[p[1]] = c[k]}
+		     for (t in lo) if (hi[t] - lo[t] > 1) print "FAIL: tie " t " not shared evenly"}' >> "$tmp/res"
+	# CPU sets: disjoint across ranks of known locality.
+	jq -r '.ranks[] | select(.mems != null) | .cpus' "$tmp/plan.json" | tr ',' '\n' |
+		awk -F- '{hi = NF > 1 ? $2 : $1; for (c = $1; c <= hi; c++) if (seen[c]++) {print "FAIL: CPU " c " in two ranks"; exit}}' >> "$tmp/res"
+	# CPU sets: inside the GPU's own NUMA node (its locality in topo).
+	"$RAILBIND" topo --json -i "$f" > "$tmp/topo.json" 2>/dev/null
+	jq -r --slurpfile t "$tmp/topo.json" '.ranks[] | select(.mems != null) |
+		.gpu.pci as $g | [$g, .cpus, ($t[0].gpus[] | select(.pci == $g) | .cpus)] |
+		@tsv' "$tmp/plan.json" |
+	awk -F'\t' 'function expand(s, set,   n, i, a, r) {n = split(s, a, ",");
+			for (i = 1; i <= n; i++) {split(a[i], r, "-"); if (!(2 in r)) r[2] = r[1];
+				for (c = r[1]; c <= r[2]; c++) set[c] = 1; delete r}}
+		{delete mine; delete node; expand($2, mine); expand($3, node);
+		 for (c in mine) if (!(c in node)) {print "FAIL: GPU " $1 " has CPU " c " outside its NUMA node " $3; break}}' >> "$tmp/res"
+	if grep -q FAIL "$tmp/res"; then
+		grep FAIL "$tmp/res" | sed "s|^FAIL: |FAIL: $m: |"
+		fail=$((fail + 1))
+	else
+		pass=$((pass + 1))
+	fi
+done < "$tmp/machines"
+
+echo "corpus: $pass passed, $fail failed"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
