@@ -190,17 +190,17 @@ static int derive(struct rb_machine *m, struct rb_node *b, struct rb_node **scra
 	int sec = -1, sub, nbr = 0, devno;
 
 	for (struct rb_node *c = b->child; c; c = c->next) {
+		if (c->has_domain && c->domain != b->domain) {
+			rb_err(m, c->line, "%s in PCI domain %04x below the %s of line %d, in domain %04x (set domain= on the hostbridge)",
+			       what(c), c->domain, what(b), b->line, b->domain);
+			return -1;
+		}
 		c->domain = b->domain;
 		c->depth = b->depth + 1;
 		if (!is_endpoint(c)) {
 			if (derive(m, c, scratch))
 				return -1;
 			continue;
-		}
-		if (c->has_domain && c->domain != b->domain) {
-			rb_err(m, c->line, "%s in PCI domain %04x below a hostbridge of domain %04x (line %d)",
-			       what(c), c->domain, b->domain, b->line);
-			return -1;
 		}
 		if (c->child) {
 			rb_err(m, c->child->line, "a %s cannot have devices below it", what(c));
