@@ -37,6 +37,8 @@ LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c \
 	input.c paths.c assign.c cpusplit.c plan.c json.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c
 
+.DEFAULT_GOAL := all
+
 # Fragments of the other parts add to LIBAFF_SRCS, CLI_SRCS, CHECKS.
 CHECKS :=
 -include $(TOP)/libaffinity/discover.mk
@@ -80,15 +82,15 @@ INCLUDEDIR ?= $(PREFIX)/include
 # Unit tests: tests/unit/test_<name>.c, linked against the static library.
 UNIT_SRCS := $(wildcard $(TOP)/tests/unit/test_*.c)
 UNIT_BINS := $(patsubst $(TOP)/tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-$(BUILD)/tests/%: $(TOP)/tests/unit/%.c $(LIBAFF_A) $(TOP)/tests/unit/fixture.h
+$(BUILD)/tests/%: $(TOP)/tests/unit/%.c $(LIBAFF_A) $(wildcard $(TOP)/tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/tests/unit -DTOP='"$(TOP)"' \
 		-DBUILD='"$(BUILD)"' -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
 
-check-unit: $(UNIT_BINS) $(FIXTURES)
+check-unit: $(UNIT_BINS) $(RBGEN_FIXTURES)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-check-cli: $(RAILBIND) $(FIXTURES)
+check-cli: $(RAILBIND) $(RBGEN_FIXTURES)
 	RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
 
 check-corpus: $(RAILBIND)

@@ -285,18 +285,59 @@ static int cache_domain(hwloc_topology_t hw, hwloc_obj_t core)
 	return c ? (int)c->logical_index : -1;
 }
 
+/* The normal object a NUMA node hangs from (past any memory-side cache). */
+static hwloc_obj_t memory_parent(hwloc_obj_t node)
+{
+	hwloc_obj_t p = node->parent;
+
+	while (p && p->type == HWLOC_OBJ_MEMCACHE)
+		p = p->parent;
+	return p;
+}
+
+/*
+ * hwloc gives a NUMA node its parent's cpuset, CPU-less or not. A node has
+ * CPUs when it is the nearest memory of some PU: the first ancestor of the
+ * PU that memory hangs from is its parent. CXL memory and Grace's GPU
+ * memory hang higher up (or say GPUMemory) and are nobody's nearest.
+ */
+static bool node_has_cpus(hwloc_topology_t hw, hwloc_obj_t node)
+{
+	hwloc_obj_t parent = memory_parent(node), pu = NULL, a;
+	const char *sub = node->subtype;
+
+	if (sub && !strcmp(sub, "GPUMemory"))
+		return false;
+	while ((pu = hwloc_get_next_obj_inside_cpuset_by_type(hw, node->cpuset,
+							      HWLOC_OBJ_PU, pu)))
+		for (a = pu->parent; a; a = a->parent)
+			if (a->memory_arity > 0) {
+				if (a == parent)
+					return true;
+				break;
+			}
+	return false;
+}
+
 static int load_cpus(struct aff_topo *t)
 {
 	hwloc_topology_t hw = t->hw;
 	hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
+	hwloc_bitmap_t none = hwloc_bitmap_alloc();
 	hwloc_obj_t o = NULL;
-	int rc;
+	int rc = 0;
 
+	if (!none)
+		return -ENOMEM;
 	while ((o = hwloc_get_next_obj_by_type(hw, HWLOC_OBJ_NUMANODE, o))) {
-		rc = aff_topo_add_numa(t, o->os_index, o->cpuset);
+		rc = aff_topo_add_numa(t, o->os_index, node_has_cpus(hw, o) ?
+				       o->cpuset : none);
 		if (rc < 0)
-			return rc;
+			break;
 	}
+	hwloc_bitmap_free(none);
+	if (rc < 0)
+		return rc;
 	/* Some exports have PUs but no cores: each PU is then a core. */
 	if (hwloc_get_nbobjs_by_type(hw, HWLOC_OBJ_CORE) <= 0)
 		unit = HWLOC_OBJ_PU;

@@ -95,8 +95,20 @@ int aff_topo_add_loc(struct aff_topo *t, hwloc_const_bitmap_t cpuset,
 		return -ENOMEM;
 	l->depth = depth;
 	l->obj = obj;
-	l->numa = hwloc_bitmap_weight(nodeset) == 1 ?
-		  hwloc_bitmap_first(nodeset) : -1;
+	l->mems = hwloc_bitmap_dup(nodeset);
+	if (!l->mems)
+		return -ENOMEM;
+	/*
+	 * Memory goes to the nodes with CPUs: the CPU-less ones hwloc hangs
+	 * beside them (CXL, GPU memory on Grace) are not this locality's DRAM.
+	 */
+	for (k = 0; k < t->nnuma; k++)
+		if (hwloc_bitmap_iszero(t->numa[k].cpuset))
+			hwloc_bitmap_clr(l->mems, t->numa[k].os_index);
+	if (hwloc_bitmap_iszero(l->mems))
+		hwloc_bitmap_copy(l->mems, nodeset);
+	l->numa = hwloc_bitmap_weight(l->mems) == 1 ?
+		  hwloc_bitmap_first(l->mems) : -1;
 	return i;
 }
 
@@ -270,6 +282,7 @@ static void topo_free(struct aff_topo *t)
 	for (i = 0; i < t->nrail; i++)
 		rail_clear(&t->rail[i]);
 	for (i = 0; i < t->nloc; i++) {
+		hwloc_bitmap_free(t->loc[i].mems);
 		hwloc_bitmap_free(t->loc[i].cpuset);
 		hwloc_bitmap_free(t->loc[i].nodeset);
 	}

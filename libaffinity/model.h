@@ -30,7 +30,8 @@ enum aff_devtype {
 struct aff_locality {
 	hwloc_bitmap_t cpuset;
 	hwloc_bitmap_t nodeset;
-	int numa;		/* os_index when exactly one node, else -1 */
+	hwloc_bitmap_t mems;	/* nodeset less CPU-less nodes (unless all are) */
+	int numa;		/* os_index when mems is one node, else -1 */
 	bool known;		/* false: machine-wide on a multi-NUMA node */
 	int depth;		/* hwloc depth of that object, for distances */
 	hwloc_obj_t obj;	/* NULL for NCCL sources */

@@ -215,7 +215,7 @@ static int fill_rank(struct aff_plan *p, size_t k, struct aff_rank *rk)
 	size_t i;
 
 	if (g->loc >= 0 && t->loc[g->loc].known) {
-		rk->mems = hwloc_bitmap_dup(t->loc[g->loc].nodeset);
+		rk->mems = hwloc_bitmap_dup(t->loc[g->loc].mems);
 		if (!rk->mems || !(rk->mems_str = aff_bitmap_list(rk->mems)))
 			return -ENOMEM;
 	}
