@@ -51,7 +51,7 @@ LIBAFF_A := $(BUILD)/libaffinity.a
 LIBAFF_SO := $(BUILD)/libaffinity.so.1
 RAILBIND := $(BUILD)/railbind
 
-.PHONY: all check check-unit check-cli check-corpus clean
+.PHONY: all check check-unit check-cli check-corpus check-asan audit clean
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
 
 $(BUILD)/obj/%.o: $(TOP)/%.c
@@ -96,7 +96,15 @@ check-cli: $(RAILBIND) $(RBGEN_FIXTURES)
 check-corpus: $(RAILBIND)
 	RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
 
-check: all check-unit check-cli check-corpus $(CHECKS)
+check: all check-unit check-cli check-corpus $(CHECKS) check-asan
+
+# The unit and CLI tests again, built with ASan+UBSan (a separate tree).
+check-asan:
+	$(MAKE) SANITIZE=1 check-unit check-cli
+
+# The main job: railbind on this machine (or an example node if it has no GPU).
+audit: all $(BUILD)/fixtures/dgx-h100.xml
+	RAILBIND=$(RAILBIND) EXAMPLE=$(BUILD)/fixtures/dgx-h100.xml sh $(TOP)/scripts/run-here.sh
 
 clean:
 	rm -rf $(TOP)/build $(TOP)/build-asan
