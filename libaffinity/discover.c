@@ -667,7 +667,11 @@ static void fsroot_restore(char *saved)
 int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discover_report *rep,
 		      char *err, size_t errlen)
 {
+	static const char *const host_only[] = {
+		"x86", "opencl", "gl", "cuda", "nvml", "rsmi", "levelzero",
+	};
 	hwloc_topology_t topo;
+	size_t i;
 	struct stat st;
 	char *saved;
 	int ret;
@@ -701,6 +705,22 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 		set_err(err, errlen, "discover: hwloc_topology_set_type_filter: %s", strerror(-ret));
 		goto fail;
 	}
+	/*
+	 * On Linux the "linux" backend already discovers PCI from sysfs; the "pci" plugin
+	 * (libpciaccess) would only add vendor/device name strings, and leaks its pci.ids
+	 * table (~750 KiB) on every load, which a long-running broker cannot afford.
+	 * It fails when the plugin is not installed, which is just as good.
+	 */
+	hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+	/*
+	 * These ask the running machine itself (CPUID, GPU runtimes, X displays), not the
+	 * files under root: with a recorded tree they would graft this host's CPU model
+	 * and GPUs onto the recorded node.
+	 */
+	if (!is_real_root(root))
+		for (i = 0; i < sizeof(host_only) / sizeof(host_only[0]); i++)
+			hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+						      host_only[i]);
 	ret = fsroot_swap(root, &saved);
 	if (ret < 0) {
 		fsroot_restore(saved);
