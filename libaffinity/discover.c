@@ -156,6 +156,10 @@ static int parse_link_width(const char *s, char *out, size_t outlen)
 	return 0;
 }
 
+/*
+ * The kernel creates the link files only for PCI Express functions, so when all four are
+ * absent this is conventional PCI (no link to judge), not an unreadable link.
+ */
 static int annotate_link(struct annotator *an, hwloc_obj_t obj, const char *dev)
 {
 	static const struct {
@@ -167,7 +171,7 @@ static int annotate_link(struct annotator *an, hwloc_obj_t obj, const char *dev)
 		{ "current_link_width", AFF_INFO_LINK_WIDTH, false },
 		{ "max_link_width", AFF_INFO_LINK_WIDTH_CAP, false },
 	};
-	bool missing = false;
+	unsigned tried = 0, absent = 0, bad = 0;
 	size_t i;
 	int ret;
 
@@ -176,22 +180,29 @@ static int annotate_link(struct annotator *an, hwloc_obj_t obj, const char *dev)
 
 		if (has_info(obj, links[i].info))
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", dev, links[i].file) >= (int)sizeof(path) ||
-		    read_text(path, raw, sizeof(raw)) < 0) {
-			missing = true;
+		tried++;
+		if (snprintf(path, sizeof(path), "%s/%s", dev, links[i].file) >= (int)sizeof(path)) {
+			bad++;
 			continue;
 		}
-		ret = links[i].speed ? parse_link_speed(raw, val, sizeof(val)) :
-				       parse_link_width(raw, val, sizeof(val));
+		ret = read_text(path, raw, sizeof(raw));
+		if (ret == -ENOENT) {
+			absent++;
+			continue;
+		}
+		if (ret == 0)
+			ret = links[i].speed ? parse_link_speed(raw, val, sizeof(val)) :
+					       parse_link_width(raw, val, sizeof(val));
 		if (ret < 0) {
-			missing = true;
+			bad++;
 			continue;
 		}
 		ret = add_info(obj, links[i].info, val);
 		if (ret < 0)
 			return ret;
 	}
-	if (missing)
+	/* A function hwloc saw but sysfs lacks altogether is unknown, not conventional. */
+	if (bad || (absent && absent < tried) || (absent && !exists(dev)))
 		an->rep->link_unreadable++;
 	return 0;
 }

@@ -481,7 +481,15 @@ static void partial_missing_files(void **state)
 	put_rm(fx->dir, "sys/bus/pci/devices/" GPU "/numa_node");
 	put_rm(fx->dir, "sys/bus/pci/devices/" GPU "/max_link_width");
 	put_pci(fx->dir, PORT1, "current_link_width", "wide\n");
+	/* Port 2 as a conventional PCI bridge: no link files at all, nothing to count. */
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/current_link_speed");
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/max_link_speed");
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/current_link_width");
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/max_link_width");
 	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, &rep), 0);
+	assert_info(pci_obj(fx->topo, PORT2), AFF_INFO_LINK_SPEED, NULL);
+	assert_info(pci_obj(fx->topo, PORT2), AFF_INFO_LINK_WIDTH_CAP, NULL);
+	assert_info(pci_obj(fx->topo, PORT2), AFF_INFO_NUMA_NODE, "1");
 	gpu = pci_obj(fx->topo, GPU);
 	assert_info(gpu, AFF_INFO_NUMA_NODE, NULL);
 	assert_info(gpu, AFF_INFO_LINK_WIDTH_CAP, NULL);
@@ -872,6 +880,32 @@ static void live_one_tarball(const char *name, const char *tarball)
 	rm_tree(tmp);
 }
 
+/* The real root, whatever this machine has; HWLOC_FSROOT must not redirect hwloc. */
+static void live_real_root(void **state)
+{
+	struct aff_discover_report rep;
+	hwloc_topology_t topo;
+	char err[256] = "";
+	unsigned with = 0, checked = 0;
+	hwloc_obj_t obj;
+
+	(void)state;
+	setenv("HWLOC_FSROOT", "/nonexistent/railbind-root", 1);
+	if (aff_discover_live("/", &topo, &rep, err, sizeof(err)) < 0)
+		fail_msg("live: %s", err);
+	assert_string_equal(getenv("HWLOC_FSROOT"), "/nonexistent/railbind-root");
+	unsetenv("HWLOC_FSROOT");
+	assert_true(hwloc_topology_is_thissystem(topo));
+	assert_info(hwloc_get_root_obj(topo), AFF_INFO_SNAPSHOT_VERSION, "1");
+	assert_non_null(info(hwloc_get_root_obj(topo), AFF_INFO_PEER_MEMORY));
+	for (obj = NULL; (obj = hwloc_get_next_pcidev(topo, obj));)
+		check_numa("", obj, &with, &checked);
+	assert_int_equal(checked, with);
+	print_message("live: %u PCI numa_node checked; report: %s\n", checked,
+		      rep.note[0] ? rep.note : "(all read)");
+	hwloc_topology_destroy(topo);
+}
+
 static void live_from_hwloc_tarballs(void **state)
 {
 	static const char *const names[] = {
@@ -919,6 +953,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(snapshot_rename_failure_cleans_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(snapshot_bad_args, setup, teardown),
 		cmocka_unit_test(live_bad_root),
+		cmocka_unit_test(live_real_root),
 		cmocka_unit_test(live_from_hwloc_tarballs),
 	};
 
