@@ -1,0 +1,762 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Live discovery: hwloc loads the node, then sysfs and PCI config space fill in what
+ * hwloc does not record (negotiated vs. capable link, raw numa_node, IOMMU domain type,
+ * ACS control, RDMA port state, peer-memory support) as Railbind* info attributes.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include "discover.h"
+#include "pcicfg.h"
+
+struct annotator {
+	const char *root;	/* "" for the real root, else a prefix without trailing '/' */
+	size_t rootlen;
+	bool real_root;
+	struct aff_discover_report *rep;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ${root}/<fmt...>; -ENAMETOOLONG rather than a silently truncated path. */
+static int mkpath(const struct annotator *an, char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (an->rootlen >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, an->root, an->rootlen);
+	va_start(ap, fmt);
+	n = vsnprintf(buf + an->rootlen, len - an->rootlen, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= len - an->rootlen)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Read a small text file, trailing whitespace stripped. */
+static int read_text(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t got = 0;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (ret)
+		return ret;
+	buf[got] = '\0';
+	while (got && isspace((unsigned char)buf[got - 1]))
+		buf[--got] = '\0';
+	return 0;
+}
+
+static bool has_info(hwloc_obj_t obj, const char *name)
+{
+	return hwloc_obj_get_info_by_name(obj, name) != NULL;
+}
+
+static int add_info(hwloc_obj_t obj, const char *name, const char *value)
+{
+	if (has_info(obj, name))
+		return 0;
+	return hwloc_obj_add_info(obj, name, value) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * "16.0 GT/s PCIe" (>= 5.x kernels) or "8 GT/s" (older) -> "16.0" / "8.0": one spelling
+ * across kernels so the model can compare strings and numbers alike. "Unknown" -> error.
+ */
+static int parse_link_speed(const char *s, char *out, size_t outlen)
+{
+	size_t i = 0;
+	bool dot = false;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	while (isdigit((unsigned char)s[i]) || (s[i] == '.' && !dot && i > 0)) {
+		if (s[i] == '.')
+			dot = true;
+		i++;
+	}
+	if (!i || s[i - 1] == '.' || strncmp(s + i, " GT/s", 5))
+		return -EINVAL;
+	if (i + 3 > outlen)
+		return -ERANGE;
+	memcpy(out, s, i);
+	out[i] = '\0';
+	if (!dot)
+		strcat(out, ".0");
+	return 0;
+}
+
+/* "16" (some tools print "x16") -> "16". */
+static int parse_link_width(const char *s, char *out, size_t outlen)
+{
+	char *end;
+	unsigned long w;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s == 'x')
+		s++;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	w = strtoul(s, &end, 10);
+	if (errno || *end || w > 64)
+		return -EINVAL;
+	snprintf(out, outlen, "%lu", w);
+	return 0;
+}
+
+/*
+ * The kernel creates the link files only for PCI Express functions, so when all four are
+ * absent this is conventional PCI (no link to judge), not an unreadable link.
+ */
+static int annotate_link(struct annotator *an, hwloc_obj_t obj, const char *dev)
+{
+	static const struct {
+		const char *file, *info;
+		bool speed;
+	} links[] = {
+		{ "current_link_speed", AFF_INFO_LINK_SPEED, true },
+		{ "max_link_speed", AFF_INFO_LINK_SPEED_CAP, true },
+		{ "current_link_width", AFF_INFO_LINK_WIDTH, false },
+		{ "max_link_width", AFF_INFO_LINK_WIDTH_CAP, false },
+	};
+	unsigned tried = 0, absent = 0, bad = 0;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		char path[PATH_MAX], raw[64], val[16];
+
+		if (has_info(obj, links[i].info))
+			continue;
+		tried++;
+		if (snprintf(path, sizeof(path), "%s/%s", dev, links[i].file) >= (int)sizeof(path)) {
+			bad++;
+			continue;
+		}
+		ret = read_text(path, raw, sizeof(raw));
+		if (ret == -ENOENT) {
+			absent++;
+			continue;
+		}
+		if (ret == 0)
+			ret = links[i].speed ? parse_link_speed(raw, val, sizeof(val)) :
+					       parse_link_width(raw, val, sizeof(val));
+		if (ret < 0) {
+			bad++;
+			continue;
+		}
+		ret = add_info(obj, links[i].info, val);
+		if (ret < 0)
+			return ret;
+	}
+	/* A function hwloc saw but sysfs lacks altogether is unknown, not conventional. */
+	if (bad || (absent && absent < tried) || (absent && !exists(dev)))
+		an->rep->link_unreadable++;
+	return 0;
+}
+
+static int annotate_numa(struct annotator *an, hwloc_obj_t obj, const char *dev)
+{
+	char path[PATH_MAX], raw[32], val[16];
+	char *end;
+	long node;
+
+	if (has_info(obj, AFF_INFO_NUMA_NODE))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/numa_node", dev) >= (int)sizeof(path) ||
+	    read_text(path, raw, sizeof(raw)) < 0)
+		goto unreadable;
+	errno = 0;
+	node = strtol(raw, &end, 10);
+	if (errno || end == raw || *end || node < -1 || node > INT_MAX)
+		goto unreadable;
+	/* -1 is kept: "unknown locality" is information the audit reports on. */
+	snprintf(val, sizeof(val), "%ld", node);
+	return add_info(obj, AFF_INFO_NUMA_NODE, val);
+
+unreadable:
+	an->rep->numa_unreadable++;
+	return 0;
+}
+
+static bool valid_token(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isgraph((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static int annotate_iommu(struct annotator *an, hwloc_obj_t obj, const char *dev)
+{
+	char path[PATH_MAX], val[32];
+
+	if (has_info(obj, AFF_INFO_IOMMU_GROUP_TYPE))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/iommu_group", dev) >= (int)sizeof(path))
+		goto unreadable;
+	/* No group: no IOMMU translating for this device, which is not an error. */
+	if (!exists(path))
+		return 0;
+	/* "type" appeared in Linux 5.11; older kernels count as unreadable. */
+	if (strlen(path) + sizeof("/type") > sizeof(path))
+		goto unreadable;
+	strcat(path, "/type");
+	if (read_text(path, val, sizeof(val)) < 0 || !valid_token(val))
+		goto unreadable;
+	return add_info(obj, AFF_INFO_IOMMU_GROUP_TYPE, val);
+
+unreadable:
+	an->rep->iommu_unreadable++;
+	return 0;
+}
+
+/* Reads up to the full extended space; *size gets what the file claims to hold. */
+static int read_config(const char *path, uint8_t *buf, size_t len, size_t *got, off_t *size)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, ret = 0;
+
+	*got = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	*size = st.st_size;
+	while (*got < len) {
+		n = pread(fd, buf + *got, len - *got, (off_t)*got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		*got += (size_t)n;
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/*
+ * Only ports (PCI-to-PCI bridges) are looked at: ACS on the bridges between a GPU and
+ * its NIC decides whether peer-to-peer traffic is redirected to the root complex.
+ */
+static int annotate_acs(struct annotator *an, hwloc_obj_t obj, const char *dev)
+{
+	uint8_t cfg[AFF_PCICFG_EXT_SIZE];
+	char path[PATH_MAX], val[8];
+	size_t got;
+	off_t size = 0;
+	uint16_t ctl;
+	int ret;
+
+	if (has_info(obj, AFF_INFO_ACS_CTL))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/config", dev) >= (int)sizeof(path) ||
+	    read_config(path, cfg, sizeof(cfg), &got, &size) < 0)
+		goto unreadable;
+	/*
+	 * Unprivileged readers get the first 64 bytes of a 4 KiB file. A conventional
+	 * PCI function has a 256-byte file and no extended space, hence no ACS.
+	 */
+	if (got < AFF_PCICFG_STD_SIZE || (off_t)got < size)
+		goto unreadable;
+	if (got == AFF_PCICFG_STD_SIZE)
+		return 0;
+	ret = aff_pcicfg_read_acs(cfg, got, NULL, &ctl);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		goto unreadable;
+	snprintf(val, sizeof(val), "0x%04x", ctl);
+	return add_info(obj, AFF_INFO_ACS_CTL, val);
+
+unreadable:
+	an->rep->acs_unreadable++;
+	return 0;
+}
+
+static bool is_pci_function(hwloc_obj_t obj)
+{
+	if (obj->type == HWLOC_OBJ_PCI_DEVICE)
+		return true;
+	/* Host bridges are hwloc's own construct, with no sysfs device behind them. */
+	return obj->type == HWLOC_OBJ_BRIDGE &&
+	       obj->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI;
+}
+
+static int annotate_pci(struct annotator *an, hwloc_obj_t obj)
+{
+	const struct hwloc_pcidev_attr_s *pci = obj->type == HWLOC_OBJ_BRIDGE ?
+		&obj->attr->bridge.upstream.pci : &obj->attr->pcidev;
+	char dev[PATH_MAX];
+	int ret;
+
+	ret = mkpath(an, dev, sizeof(dev), "/sys/bus/pci/devices/%04x:%02x:%02x.%01x",
+		     pci->domain, pci->bus, pci->dev, pci->func);
+	if (ret < 0)
+		return ret;
+	ret = annotate_link(an, obj, dev);
+	if (!ret)
+		ret = annotate_numa(an, obj, dev);
+	if (!ret)
+		ret = annotate_iommu(an, obj, dev);
+	if (!ret && obj->type == HWLOC_OBJ_BRIDGE)
+		ret = annotate_acs(an, obj, dev);
+	return ret;
+}
+
+static int port_filter(const struct dirent *d)
+{
+	const char *s = d->d_name;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+static int port_cmp(const struct dirent **a, const struct dirent **b)
+{
+	unsigned long x = strtoul((*a)->d_name, NULL, 10), y = strtoul((*b)->d_name, NULL, 10);
+
+	return (x > y) - (x < y);
+}
+
+/* "4: ACTIVE" -> "ACTIVE" */
+static const char *parse_port_state(const char *s)
+{
+	const char *p = strstr(s, ": ");
+
+	return p ? p + 2 : s;
+}
+
+/* "400 Gb/sec (4X NDR)" -> "400"; "2.5 Gb/sec (1X SDR)" -> "2.5" */
+static int parse_port_rate(const char *s, char *out, size_t outlen)
+{
+	size_t i = 0;
+
+	while (isdigit((unsigned char)s[i]) || (s[i] == '.' && i > 0))
+		i++;
+	if (!i || s[i - 1] == '.' || s[i] != ' ' || i >= outlen)
+		return -EINVAL;
+	memcpy(out, s, i);
+	out[i] = '\0';
+	return 0;
+}
+
+static int annotate_ofed_port(hwloc_obj_t obj, const char *ports, const char *port)
+{
+	char path[PATH_MAX], raw[64], name[48], val[32];
+	unsigned long p = strtoul(port, NULL, 10);
+	int ret;
+
+	if (p > UINT_MAX)
+		return 0;
+	snprintf(name, sizeof(name), AFF_INFO_PORT_STATE_FMT, (unsigned)p);
+	if (!has_info(obj, name) &&
+	    snprintf(path, sizeof(path), "%s/%s/state", ports, port) < (int)sizeof(path) &&
+	    read_text(path, raw, sizeof(raw)) == 0 && valid_token(parse_port_state(raw))) {
+		ret = add_info(obj, name, parse_port_state(raw));
+		if (ret < 0)
+			return ret;
+	}
+	snprintf(name, sizeof(name), AFF_INFO_PORT_RATE_FMT, (unsigned)p);
+	if (!has_info(obj, name) &&
+	    snprintf(path, sizeof(path), "%s/%s/rate", ports, port) < (int)sizeof(path) &&
+	    read_text(path, raw, sizeof(raw)) == 0 &&
+	    parse_port_rate(raw, val, sizeof(val)) == 0)
+		return add_info(obj, name, val);
+	return 0;
+}
+
+static int annotate_ofed(struct annotator *an, hwloc_obj_t obj)
+{
+	struct dirent **ents;
+	char ports[PATH_MAX];
+	int n, i, ret;
+
+	/* The name becomes a path component: refuse anything that could leave the tree. */
+	if (!obj->name || !*obj->name || obj->name[0] == '.' || strchr(obj->name, '/'))
+		return 0;
+	ret = mkpath(an, ports, sizeof(ports), "/sys/class/infiniband/%s/ports", obj->name);
+	if (ret < 0)
+		return ret;
+	n = scandir(ports, &ents, port_filter, port_cmp);
+	if (n < 0)
+		return 0;
+	ret = 0;
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = annotate_ofed_port(obj, ports, ents[i]->d_name);
+		free(ents[i]);
+	}
+	free(ents);
+	return ret;
+}
+
+static bool is_openfabrics(hwloc_obj_t obj)
+{
+	return obj->type == HWLOC_OBJ_OS_DEVICE &&
+	       (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ||
+		(obj->subtype && !strcmp(obj->subtype, "OpenFabrics")));
+}
+
+static bool rooted_exists(const struct annotator *an, const char *rel)
+{
+	char path[PATH_MAX];
+
+	return mkpath(an, path, sizeof(path), "%s", rel) == 0 && exists(path);
+}
+
+static int rooted_read(const struct annotator *an, const char *rel, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	int ret = mkpath(an, path, sizeof(path), "%s", rel);
+
+	return ret < 0 ? ret : read_text(path, buf, len);
+}
+
+/*
+ * Major version of the NVIDIA driver when it is the open kernel module flavour, from
+ * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build ...";
+ * 0 when proprietary, absent or unparsable.
+ */
+static unsigned long nvidia_open_major(const struct annotator *an)
+{
+	char buf[512];
+	const char *p;
+
+	if (rooted_read(an, "/proc/driver/nvidia/version", buf, sizeof(buf)) < 0)
+		return 0;
+	p = strstr(buf, "Open Kernel Module");
+	if (!p)
+		return 0;
+	for (p += strlen("Open Kernel Module"); *p && *p != '\n'; p++) {
+		char *end;
+		unsigned long major;
+
+		if (!isdigit((unsigned char)*p) || !isspace((unsigned char)p[-1]))
+			continue;
+		major = strtoul(p, &end, 10);
+		if (*end == '.')
+			return major;
+	}
+	return 0;
+}
+
+static bool kernel_at_least(const struct annotator *an, unsigned major, unsigned minor)
+{
+	char buf[128];
+	unsigned ma, mi;
+
+	if (rooted_read(an, "/proc/sys/kernel/osrelease", buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%u.%u", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/*
+ * GPUDirect RDMA needs a peer-memory path between the GPU driver and the RDMA stack:
+ * - "nvidia_peermem": the nvidia_peermem (or legacy MLNX nv_peer_mem) module is loaded;
+ * - "dmabuf": upstream dma-buf import in the RDMA core (ib_umem_dmabuf, Linux 5.12),
+ *   the verbs character devices present (ib_uverbs), and a GPU driver that exports
+ *   device memory as dma-buf: amdgpu, or NVIDIA's open kernel modules from r515 on
+ *   (the proprietary flavour does not support it);
+ * - "none" otherwise.
+ */
+static const char *peer_memory(const struct annotator *an)
+{
+	bool verbs, gpu;
+
+	if (rooted_exists(an, "/sys/module/nvidia_peermem") ||
+	    rooted_exists(an, "/sys/module/nv_peer_mem"))
+		return "nvidia_peermem";
+	verbs = rooted_exists(an, "/sys/module/ib_uverbs") ||
+		rooted_exists(an, "/sys/class/infiniband_verbs");
+	gpu = rooted_exists(an, "/sys/module/amdgpu") || nvidia_open_major(an) >= 515;
+	if (verbs && gpu && kernel_at_least(an, 5, 12))
+		return "dmabuf";
+	return "none";
+}
+
+static int annotate_machine(struct annotator *an, hwloc_obj_t obj)
+{
+	char buf[256];
+	int ret;
+
+	snprintf(buf, sizeof(buf), "%d", AFF_SNAPSHOT_VERSION);
+	ret = add_info(obj, AFF_INFO_SNAPSHOT_VERSION, buf);
+	if (ret < 0)
+		return ret;
+
+	if (!has_info(obj, AFF_INFO_HOSTNAME)) {
+		if (rooted_read(an, "/proc/sys/kernel/hostname", buf, sizeof(buf)) < 0 &&
+		    (!an->real_root || gethostname(buf, sizeof(buf)) < 0))
+			buf[0] = '\0';
+		buf[sizeof(buf) - 1] = '\0';
+		if (valid_token(buf)) {
+			ret = add_info(obj, AFF_INFO_HOSTNAME, buf);
+			if (ret < 0)
+				return ret;
+		}
+	}
+
+	if (!has_info(obj, AFF_INFO_KMOD)) {
+		const char *kmod = buf;
+
+		if (rooted_read(an, "/sys/module/railbind/version", buf, sizeof(buf)) < 0 ||
+		    !valid_token(buf))
+			/* Loaded without MODULE_VERSION is not the same as not loaded. */
+			kmod = rooted_exists(an, "/sys/module/railbind") ? "unknown" : "absent";
+		ret = add_info(obj, AFF_INFO_KMOD, kmod);
+		if (ret < 0)
+			return ret;
+	}
+
+	if (!has_info(obj, AFF_INFO_PEER_MEMORY))
+		return add_info(obj, AFF_INFO_PEER_MEMORY, peer_memory(an));
+	return 0;
+}
+
+static void append_note(char *note, size_t len, unsigned count, const char *what)
+{
+	size_t used = strlen(note);
+
+	if (!count || used >= len - 1)
+		return;
+	snprintf(note + used, len - used, "%s%s unreadable on %u object%s", used ? "; " : "",
+		 what, count, count == 1 ? "" : "s");
+}
+
+static void write_note(struct aff_discover_report *rep)
+{
+	rep->note[0] = '\0';
+	append_note(rep->note, sizeof(rep->note), rep->acs_unreadable,
+		    "ACS control (needs root)");
+	append_note(rep->note, sizeof(rep->note), rep->link_unreadable, "PCIe link state");
+	append_note(rep->note, sizeof(rep->note), rep->numa_unreadable, "NUMA node");
+	append_note(rep->note, sizeof(rep->note), rep->iommu_unreadable, "IOMMU group type");
+}
+
+static bool is_real_root(const char *root)
+{
+	return !root || !*root || !strcmp(root, "/");
+}
+
+int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep)
+{
+	struct aff_discover_report local;
+	struct annotator an;
+	hwloc_obj_t obj;
+	int ret;
+
+	if (!topo)
+		return -EINVAL;
+	an.real_root = is_real_root(root);
+	an.root = an.real_root ? "" : root;
+	an.rootlen = strlen(an.root);
+	while (an.rootlen > 1 && an.root[an.rootlen - 1] == '/')
+		an.rootlen--;
+	an.rep = rep ? rep : &local;
+	memset(an.rep, 0, sizeof(*an.rep));
+
+	for (obj = NULL; (obj = hwloc_get_next_pcidev(topo, obj));) {
+		ret = annotate_pci(&an, obj);
+		if (ret < 0)
+			return ret;
+	}
+	for (obj = NULL; (obj = hwloc_get_next_bridge(topo, obj));) {
+		if (!is_pci_function(obj))
+			continue;
+		ret = annotate_pci(&an, obj);
+		if (ret < 0)
+			return ret;
+	}
+	for (obj = NULL; (obj = hwloc_get_next_osdev(topo, obj));) {
+		if (!is_openfabrics(obj))
+			continue;
+		ret = annotate_ofed(&an, obj);
+		if (ret < 0)
+			return ret;
+	}
+	ret = annotate_machine(&an, hwloc_get_root_obj(topo));
+	if (ret < 0)
+		return ret;
+	write_note(an.rep);
+	return 0;
+}
+
+/* hwloc 2.x reads its alternate root from the environment when the load starts. */
+static int fsroot_swap(const char *root, char **saved)
+{
+	const char *old = getenv("HWLOC_FSROOT");
+
+	*saved = NULL;
+	if (old) {
+		*saved = strdup(old);
+		if (!*saved)
+			return -ENOMEM;
+	}
+	if (is_real_root(root))
+		return unsetenv("HWLOC_FSROOT") < 0 ? -errno : 0;
+	return setenv("HWLOC_FSROOT", root, 1) < 0 ? -errno : 0;
+}
+
+static void fsroot_restore(char *saved)
+{
+	if (saved)
+		setenv("HWLOC_FSROOT", saved, 1);
+	else
+		unsetenv("HWLOC_FSROOT");
+	free(saved);
+}
+
+int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discover_report *rep,
+		      char *err, size_t errlen)
+{
+	static const char *const host_only[] = {
+		"x86", "opencl", "gl", "cuda", "nvml", "rsmi", "levelzero",
+	};
+	hwloc_topology_t topo;
+	size_t i;
+	struct stat st;
+	char *saved;
+	int ret;
+
+	if (!out) {
+		set_err(err, errlen, "discover: no output topology given");
+		return -EINVAL;
+	}
+	*out = NULL;
+	if (!is_real_root(root)) {
+		if (stat(root, &st) < 0) {
+			ret = -errno;
+			set_err(err, errlen, "discover: root %s: %s", root, strerror(-ret));
+			return ret;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			set_err(err, errlen, "discover: root %s: %s", root, strerror(ENOTDIR));
+			return -ENOTDIR;
+		}
+	}
+	if (hwloc_topology_init(&topo) < 0) {
+		ret = errno ? -errno : -ENOMEM;
+		set_err(err, errlen, "discover: hwloc_topology_init: %s", strerror(-ret));
+		return ret;
+	}
+	/* Keep every bridge: path classes count switches, and ACS lives on the ports. */
+	if (hwloc_topology_set_type_filter(topo, HWLOC_OBJ_BRIDGE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0 ||
+	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0 ||
+	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
+		ret = errno ? -errno : -EINVAL;
+		set_err(err, errlen, "discover: hwloc_topology_set_type_filter: %s", strerror(-ret));
+		goto fail;
+	}
+	/*
+	 * On Linux the "linux" backend already discovers PCI from sysfs; the "pci" plugin
+	 * (libpciaccess) would only add vendor/device name strings, and leaks its pci.ids
+	 * table (~750 KiB) on every load, which a long-running broker cannot afford.
+	 * It fails when the plugin is not installed, which is just as good.
+	 */
+	hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+	/*
+	 * These ask the running machine itself (CPUID, GPU runtimes, X displays), not the
+	 * files under root: with a recorded tree they would graft this host's CPU model
+	 * and GPUs onto the recorded node.
+	 */
+	if (!is_real_root(root))
+		for (i = 0; i < sizeof(host_only) / sizeof(host_only[0]); i++)
+			hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+						      host_only[i]);
+	ret = fsroot_swap(root, &saved);
+	if (ret < 0) {
+		fsroot_restore(saved);
+		set_err(err, errlen, "discover: setting HWLOC_FSROOT: %s", strerror(-ret));
+		goto fail;
+	}
+	errno = 0;
+	ret = hwloc_topology_load(topo);
+	if (ret < 0)
+		ret = errno ? -errno : -EIO;
+	fsroot_restore(saved);
+	if (ret < 0) {
+		set_err(err, errlen, "discover: hwloc_topology_load (root %s): %s",
+			is_real_root(root) ? "/" : root, strerror(-ret));
+		goto fail;
+	}
+	ret = aff_discover_annotate(topo, root, rep);
+	if (ret < 0) {
+		set_err(err, errlen, "discover: annotating the topology: %s", strerror(-ret));
+		goto fail;
+	}
+	*out = topo;
+	return 0;
+
+fail:
+	hwloc_topology_destroy(topo);
+	return ret;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * discover - load the live node with hwloc and attach railbind's own info attributes
+ * (DESIGN.md "Snapshot extras") read from sysfs and PCI config space, so the live node
+ * and a snapshot of it reach the model through the same code.
+ *
+ * Private to libaffinity. All functions return 0 on success and a negative errno on
+ * failure.
+ *
+ * Not thread-safe: aff_discover_live() sets and restores HWLOC_FSROOT in the process
+ * environment around hwloc_topology_load(), which is how hwloc 2.x takes an alternate
+ * filesystem root.
+ */
+#ifndef AFF_DISCOVER_H
+#define AFF_DISCOVER_H
+
+#include <stddef.h>
+
+#include <hwloc.h>
+
+/* Info attribute names, as DESIGN.md spells them. */
+#define AFF_INFO_LINK_SPEED		"RailbindLinkSpeed"
+#define AFF_INFO_LINK_SPEED_CAP		"RailbindLinkSpeedCap"
+#define AFF_INFO_LINK_WIDTH		"RailbindLinkWidth"
+#define AFF_INFO_LINK_WIDTH_CAP		"RailbindLinkWidthCap"
+#define AFF_INFO_NUMA_NODE		"RailbindNumaNode"
+#define AFF_INFO_IOMMU_GROUP_TYPE	"RailbindIOMMUGroupType"
+#define AFF_INFO_ACS_CTL		"RailbindACSCtl"
+#define AFF_INFO_PORT_STATE_FMT		"RailbindPort%uState"	/* on OpenFabrics OSDevs */
+#define AFF_INFO_PORT_RATE_FMT		"RailbindPort%uRate"
+#define AFF_INFO_PEER_MEMORY		"RailbindPeerMemory"	/* on the Machine */
+#define AFF_INFO_KMOD			"RailbindKmod"
+#define AFF_INFO_SNAPSHOT_VERSION	"RailbindSnapshotVersion"
+#define AFF_INFO_HOSTNAME		"RailbindHostname"
+
+#define AFF_SNAPSHOT_VERSION		1
+
+/* What could not be read, for the audit's "undecided". Counts are per object. */
+struct aff_discover_report {
+	unsigned acs_unreadable;	/* ports whose ACS control could not be read (not root, no module) */
+	unsigned link_unreadable;	/* PCI objects missing one of the four link values */
+	unsigned numa_unreadable;	/* PCI objects without a readable numa_node */
+	unsigned iommu_unreadable;	/* PCI objects in an IOMMU group whose type could not be read */
+	char note[256];			/* one-line human summary of the above, "" when all read */
+};
+
+/*
+ * Load the live node with every bridge, PCI device and OS device kept, then annotate it.
+ * @root: alternate filesystem root holding sys/ and proc/ (a recorded tree); NULL or "/"
+ *        means the real root. hwloc is pointed at the same root through HWLOC_FSROOT
+ *        (and HWLOC_FSROOT is unset during the load when @root is the real root, so hwloc
+ *        and the annotation always read the same tree).
+ * @out:  receives the loaded topology; the caller destroys it with
+ *        hwloc_topology_destroy(). Set to NULL on failure.
+ * @rep:  may be NULL.
+ * @err:  on failure receives a one-line message (may be NULL).
+ */
+int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discover_report *rep,
+		      char *err, size_t errlen);
+
+/*
+ * Add Railbind* infos to every PCI device, PCI-to-PCI bridge, OpenFabrics OS device and
+ * the Machine of an already loaded topology, reading ${root}/sys and ${root}/proc.
+ * An info that is already present is left as it is (so annotating a loaded snapshot
+ * keeps its recorded values, and annotating twice adds nothing); it is not re-read and
+ * not counted in @rep. @rep (may be NULL) is reset first.
+ * Returns -ENOMEM if hwloc could not store an info, -EINVAL on bad arguments.
+ */
+int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
+
+/*
+ * Export @topo as hwloc v2 XML to @path atomically: a temporary file in the same
+ * directory, fsync, rename over @path, fsync of the directory. On any error no new file
+ * is left behind and @path keeps its old content. "-" writes to stdout. The file is
+ * created with mode 0644.
+ */
+int aff_snapshot_write(hwloc_topology_t topo, const char *path, char *err, size_t errlen);
+
+#endif /* AFF_DISCOVER_H */

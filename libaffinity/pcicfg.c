@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+
+#include "pcicfg.h"
+
+/* Config space is little endian whatever the CPU; assemble bytes, never cast. */
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+int aff_pcicfg_find_ext_cap(const uint8_t *cfg, size_t len, uint16_t cap_id)
+{
+	/* One bit per dword of extended space: a visited set defeats any loop shape. */
+	uint8_t seen[(AFF_PCICFG_EXT_SIZE - AFF_PCICFG_STD_SIZE) / 4 / 8] = { 0 };
+	size_t pos = AFF_PCICFG_STD_SIZE;
+
+	if (!cfg)
+		return -EINVAL;
+	if (len > AFF_PCICFG_EXT_SIZE)
+		len = AFF_PCICFG_EXT_SIZE;
+	if (len < AFF_PCICFG_STD_SIZE + 4)
+		return -ENODATA;
+
+	for (;;) {
+		size_t slot = (pos - AFF_PCICFG_STD_SIZE) / 4;
+		uint32_t hdr;
+
+		if (pos + 4 > len)
+			return -ENODATA;
+		if (seen[slot / 8] & (1u << (slot % 8)))
+			return -ENOENT;
+		seen[slot / 8] |= (uint8_t)(1u << (slot % 8));
+
+		hdr = rd32(cfg + pos);
+		if (hdr == 0xffffffffu)
+			return -EIO;
+		/* An empty first header means "no extended capabilities". */
+		if (hdr == 0)
+			return -ENOENT;
+		if ((hdr & 0xffffu) == cap_id)
+			return (int)pos;
+
+		/* The low two bits of the next pointer are reserved (PCIe 7.6.3). */
+		pos = (hdr >> 20) & 0xffcu;
+		if (pos < AFF_PCICFG_STD_SIZE)
+			return -ENOENT;
+	}
+}
+
+int aff_pcicfg_read_acs(const uint8_t *cfg, size_t len, uint16_t *cap, uint16_t *ctl)
+{
+	int pos = aff_pcicfg_find_ext_cap(cfg, len, AFF_PCI_EXT_CAP_ID_ACS);
+
+	if (pos < 0)
+		return pos;
+	if (len > AFF_PCICFG_EXT_SIZE)
+		len = AFF_PCICFG_EXT_SIZE;
+	/* A header so close to the end that its registers fall off the space is bogus. */
+	if ((size_t)pos + AFF_PCI_ACS_CTRL + 2 > AFF_PCICFG_EXT_SIZE)
+		return -ENOENT;
+	if ((size_t)pos + AFF_PCI_ACS_CTRL + 2 > len)
+		return -ENODATA;
+	if (cap)
+		*cap = rd16(cfg + pos + AFF_PCI_ACS_CAP);
+	if (ctl)
+		*ctl = rd16(cfg + pos + AFF_PCI_ACS_CTRL);
+	return 0;
+}

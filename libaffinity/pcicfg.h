@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * pcicfg - read PCI Express extended capabilities out of a config-space dump.
+ *
+ * Pure functions over a byte buffer (what sysfs "config" returned), so they can be
+ * unit tested and fuzzed without hardware. Every function returns 0 or a positive
+ * value on success and a negative errno on failure:
+ *   -ENOENT   the capability is not in the list
+ *   -ENODATA  the buffer does not reach the extended space (an unprivileged read of
+ *             sysfs "config" returns only 64 bytes): the answer is unknown
+ *   -EIO      the extended space reads as all ones (device gone or powered off)
+ *   -EINVAL   bad arguments
+ */
+#ifndef AFF_PCICFG_H
+#define AFF_PCICFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AFF_PCICFG_STD_SIZE	256u	/* conventional config space */
+#define AFF_PCICFG_EXT_SIZE	4096u	/* PCI Express extended config space */
+#define AFF_PCI_EXT_CAP_ID_ACS	0x000du
+
+/* ACS capability layout, PCIe base spec 7.7.8 */
+#define AFF_PCI_ACS_CAP		4u	/* 16-bit capability register */
+#define AFF_PCI_ACS_CTRL	6u	/* 16-bit control register */
+
+/*
+ * Find extended capability @cap_id in @cfg[0..len). Returns its offset (>= 0x100).
+ * The walk stops on a next pointer that leaves the extended space, points backwards
+ * into the conventional space, would read past @len, or revisits an offset.
+ */
+int aff_pcicfg_find_ext_cap(const uint8_t *cfg, size_t len, uint16_t cap_id);
+
+/* Read the ACS capability and control registers; either out pointer may be NULL. */
+int aff_pcicfg_read_acs(const uint8_t *cfg, size_t len, uint16_t *cap, uint16_t *ctl);
+
+#endif /* AFF_PCICFG_H */

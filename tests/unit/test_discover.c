@@ -1,0 +1,961 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Discovery against a fake ${root}: the test writes its own sysfs/procfs tree and a
+ * small hwloc XML topology (host bridge, two root ports, a GPU, a NIC with an
+ * OpenFabrics device), annotates, and checks every Railbind* info and the report.
+ * A recorded hwloc test tarball, when present, exercises aff_discover_live() through
+ * hwloc's HWLOC_FSROOT machinery.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <hwloc.h>
+
+#include "discover.h"
+
+static const char topo_xml[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+	"<topology version=\"2.0\">\n"
+	" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
+	" allowed_cpuset=\"0x00000003\" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\""
+	" allowed_nodeset=\"0x00000001\" gp_index=\"1\">\n"
+	"  <object type=\"Package\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
+	" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"2\">\n"
+	"   <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
+	" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" local_memory=\"1073741824\" gp_index=\"3\"/>\n"
+	"   <object type=\"Core\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
+	" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"4\">\n"
+	"    <object type=\"PU\" os_index=\"0\" cpuset=\"0x00000001\" complete_cpuset=\"0x00000001\""
+	" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"5\"/>\n"
+	"    <object type=\"PU\" os_index=\"1\" cpuset=\"0x00000002\" complete_cpuset=\"0x00000002\""
+	" nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"6\"/>\n"
+	"   </object>\n"
+	"   <object type=\"Bridge\" gp_index=\"10\" bridge_type=\"0-1\" depth=\"0\" bridge_pci=\"0000:[00-02]\">\n"
+	"    <object type=\"Bridge\" gp_index=\"11\" bridge_type=\"1-1\" depth=\"1\" bridge_pci=\"0000:[01-01]\""
+	" pci_busid=\"0000:00:01.0\" pci_type=\"0604 [8086:2f02] [0000:0000] 02\" pci_link_speed=\"0.000000\">\n"
+	"     <object type=\"PCIDev\" gp_index=\"12\" pci_busid=\"0000:01:00.0\""
+	" pci_type=\"0302 [10de:2330] [10de:16c1] a1\" pci_link_speed=\"63.015625\"/>\n"
+	"    </object>\n"
+	"    <object type=\"Bridge\" gp_index=\"13\" bridge_type=\"1-1\" depth=\"1\" bridge_pci=\"0000:[02-02]\""
+	" pci_busid=\"0000:00:02.0\" pci_type=\"0604 [8086:2f04] [0000:0000] 02\" pci_link_speed=\"0.000000\">\n"
+	"     <object type=\"PCIDev\" gp_index=\"14\" pci_busid=\"0000:02:00.0\""
+	" pci_type=\"0207 [15b3:1021] [15b3:0041] 00\" pci_link_speed=\"63.015625\">\n"
+	"      <object type=\"OSDev\" gp_index=\"15\" name=\"mlx5_0\" subtype=\"OpenFabrics\" osdev_type=\"3\"/>\n"
+	"     </object>\n"
+	"    </object>\n"
+	"   </object>\n"
+	"  </object>\n"
+	" </object>\n"
+	"</topology>\n";
+
+#define PORT1 "0000:00:01.0"
+#define PORT2 "0000:00:02.0"
+#define GPU "0000:01:00.0"
+#define NIC "0000:02:00.0"
+#define ACS_CTL 0x001d
+
+struct fixture {
+	char dir[PATH_MAX];	/* the fake root */
+	hwloc_topology_t topo;
+};
+
+/* ---- fake tree helpers ---- */
+
+static void mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	assert_true(strlen(path) < sizeof(tmp));
+	strcpy(tmp, path);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0)
+			assert_int_equal(errno, EEXIST);
+		*p = '/';
+	}
+	if (mkdir(tmp, 0755) < 0)
+		assert_int_equal(errno, EEXIST);
+}
+
+static void put_bytes(const char *root, const char *rel, const void *data, size_t len)
+{
+	char path[PATH_MAX];
+	char *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	mkdirs(path);
+	*slash = '/';
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void put(const char *root, const char *rel, const char *text)
+{
+	put_bytes(root, rel, text, strlen(text));
+}
+
+static void put_rm(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(unlink(path), 0);
+}
+
+static void put_dir(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	mkdirs(path);
+}
+
+static void put_link(const char *root, const char *rel, const char *target)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(symlink(target, path), 0);
+}
+
+static void put_pci(const char *root, const char *bdf, const char *file, const char *text)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/%s", bdf, file);
+	put(root, rel, text);
+}
+
+static void cfg_hdr(uint8_t *cfg, size_t pos, uint16_t id, uint16_t next)
+{
+	uint32_t v = (uint32_t)id | 1u << 16 | (uint32_t)next << 20;
+
+	cfg[pos] = v & 0xff;
+	cfg[pos + 1] = (v >> 8) & 0xff;
+	cfg[pos + 2] = (v >> 16) & 0xff;
+	cfg[pos + 3] = v >> 24;
+}
+
+static void build_tree(const char *root)
+{
+	uint8_t cfg[4096] = { 0 };
+	char rel[256];
+
+	/* Root port 1: everything readable, ACS at the end of a three-entry chain. */
+	put_pci(root, PORT1, "current_link_speed", "16.0 GT/s PCIe\n");
+	put_pci(root, PORT1, "max_link_speed", "16.0 GT/s PCIe\n");
+	put_pci(root, PORT1, "current_link_width", "16\n");
+	put_pci(root, PORT1, "max_link_width", "16\n");
+	put_pci(root, PORT1, "numa_node", "0\n");
+	put(root, "sys/kernel/iommu_groups/7/type", "DMA-FQ\n");
+	put_link(root, "sys/bus/pci/devices/" PORT1 "/iommu_group",
+		 "../../../../kernel/iommu_groups/7");
+	cfg_hdr(cfg, 0x100, 0x0001, 0x148);
+	cfg_hdr(cfg, 0x148, 0x0019, 0x220);
+	cfg_hdr(cfg, 0x220, 0x000d, 0);
+	cfg[0x226] = ACS_CTL & 0xff;
+	cfg[0x227] = ACS_CTL >> 8;
+	snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/config", PORT1);
+	put_bytes(root, rel, cfg, sizeof(cfg));
+
+	/* Root port 2: what an unprivileged reader sees (64 bytes), IOMMU type missing. */
+	put_pci(root, PORT2, "current_link_speed", "8 GT/s\n");	/* pre-5.x spelling */
+	put_pci(root, PORT2, "max_link_speed", "8 GT/s\n");
+	put_pci(root, PORT2, "current_link_width", "8\n");
+	put_pci(root, PORT2, "max_link_width", "8\n");
+	put_pci(root, PORT2, "numa_node", "1\n");
+	put_dir(root, "sys/bus/pci/devices/" PORT2 "/iommu_group");
+	snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/config", PORT2);
+	put_bytes(root, rel, cfg, 64);
+
+	/* GPU: downtrained x8 of x16, unknown locality, identity-mapped. */
+	put_pci(root, GPU, "current_link_speed", "32.0 GT/s PCIe\n");
+	put_pci(root, GPU, "max_link_speed", "32.0 GT/s PCIe\n");
+	put_pci(root, GPU, "current_link_width", "8\n");
+	put_pci(root, GPU, "max_link_width", "16\n");
+	put_pci(root, GPU, "numa_node", "-1\n");
+	put_pci(root, GPU, "iommu_group/type", "identity\n");
+
+	/* NIC: link speed unknown, no numa_node file, no IOMMU group. */
+	put_pci(root, NIC, "current_link_speed", "Unknown\n");
+	put_pci(root, NIC, "max_link_speed", "16.0 GT/s PCIe\n");
+	put_pci(root, NIC, "current_link_width", "16\n");
+	put_pci(root, NIC, "max_link_width", "16\n");
+	put(root, "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+	put(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)\n");
+	put(root, "sys/class/infiniband/mlx5_0/ports/2/state", "1: DOWN\n");
+	put(root, "sys/class/infiniband/mlx5_0/ports/2/rate", "2.5 Gb/sec (1X SDR)\n");
+
+	put_dir(root, "sys/module/nvidia_peermem");
+	put(root, "sys/module/railbind/version", "0.3.1\n");
+	put(root, "proc/sys/kernel/hostname", "gpu-node-17\n");
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	/* chmod back first: a test may leave a read-only directory behind. */
+	chmod(path, 0700);
+	return remove(path);
+}
+
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void make_tmpdir(char *buf, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(buf, len, "%s/railbind-discover.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(buf));
+}
+
+static hwloc_topology_t load_xml(const char *xml, int len)
+{
+	hwloc_topology_t topo;
+
+	assert_int_equal(hwloc_topology_init(&topo), 0);
+	assert_int_equal(hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL), 0);
+	assert_int_equal(hwloc_topology_set_xmlbuffer(topo, xml, len), 0);
+	assert_int_equal(hwloc_topology_load(topo), 0);
+	return topo;
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	make_tmpdir(fx->dir, sizeof(fx->dir));
+	build_tree(fx->dir);
+	fx->topo = load_xml(topo_xml, (int)sizeof(topo_xml));
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	hwloc_topology_destroy(fx->topo);
+	rm_tree(fx->dir);
+	free(fx);
+	return 0;
+}
+
+/* ---- topology helpers ---- */
+
+static hwloc_obj_t pci_obj(hwloc_topology_t topo, const char *busid)
+{
+	unsigned dom, bus, dev, fn;
+	hwloc_obj_t obj;
+
+	assert_int_equal(sscanf(busid, "%x:%x:%x.%x", &dom, &bus, &dev, &fn), 4);
+	obj = hwloc_get_pcidev_by_busid(topo, dom, bus, dev, fn);
+	if (!obj) {
+		for (obj = NULL; (obj = hwloc_get_next_bridge(topo, obj));) {
+			struct hwloc_pcidev_attr_s *p = &obj->attr->bridge.upstream.pci;
+
+			if (obj->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI &&
+			    p->domain == dom && p->bus == bus && p->dev == dev && p->func == fn)
+				break;
+		}
+	}
+	assert_non_null(obj);
+	return obj;
+}
+
+static hwloc_obj_t ofed_obj(hwloc_topology_t topo, const char *name)
+{
+	hwloc_obj_t obj;
+
+	for (obj = NULL; (obj = hwloc_get_next_osdev(topo, obj));)
+		if (obj->name && !strcmp(obj->name, name))
+			return obj;
+	fail_msg("no OS device %s", name);
+	return NULL;
+}
+
+static const char *info(hwloc_obj_t obj, const char *name)
+{
+	return hwloc_obj_get_info_by_name(obj, name);
+}
+
+static unsigned info_count(hwloc_obj_t obj, const char *name)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < obj->infos_count; i++)
+		n += !strcmp(obj->infos[i].name, name);
+	return n;
+}
+
+static void assert_info(hwloc_obj_t obj, const char *name, const char *want)
+{
+	const char *got = info(obj, name);
+
+	if (!want) {
+		if (got)
+			fail_msg("%s: unexpected %s=%s", obj->name ? obj->name : "?", name, got);
+		return;
+	}
+	if (!got)
+		fail_msg("%s: missing %s (want %s)", obj->name ? obj->name : "?", name, want);
+	assert_string_equal(got, want);
+}
+
+/* Every expectation of the fake tree; also used on a reloaded snapshot. */
+static void assert_fake_tree_infos(hwloc_topology_t topo)
+{
+	hwloc_obj_t port1 = pci_obj(topo, PORT1), port2 = pci_obj(topo, PORT2);
+	hwloc_obj_t gpu = pci_obj(topo, GPU), nic = pci_obj(topo, NIC);
+	hwloc_obj_t ib = ofed_obj(topo, "mlx5_0"), machine = hwloc_get_root_obj(topo);
+	hwloc_obj_t hostbridge = hwloc_get_next_bridge(topo, NULL);
+
+	assert_info(port1, AFF_INFO_LINK_SPEED, "16.0");
+	assert_info(port1, AFF_INFO_LINK_SPEED_CAP, "16.0");
+	assert_info(port1, AFF_INFO_LINK_WIDTH, "16");
+	assert_info(port1, AFF_INFO_LINK_WIDTH_CAP, "16");
+	assert_info(port1, AFF_INFO_NUMA_NODE, "0");
+	assert_info(port1, AFF_INFO_IOMMU_GROUP_TYPE, "DMA-FQ");
+	assert_info(port1, AFF_INFO_ACS_CTL, "0x001d");
+
+	assert_info(port2, AFF_INFO_LINK_SPEED, "8.0");
+	assert_info(port2, AFF_INFO_LINK_WIDTH_CAP, "8");
+	assert_info(port2, AFF_INFO_NUMA_NODE, "1");
+	assert_info(port2, AFF_INFO_IOMMU_GROUP_TYPE, NULL);
+	assert_info(port2, AFF_INFO_ACS_CTL, NULL);
+
+	assert_info(gpu, AFF_INFO_LINK_SPEED, "32.0");
+	assert_info(gpu, AFF_INFO_LINK_SPEED_CAP, "32.0");
+	assert_info(gpu, AFF_INFO_LINK_WIDTH, "8");
+	assert_info(gpu, AFF_INFO_LINK_WIDTH_CAP, "16");
+	assert_info(gpu, AFF_INFO_NUMA_NODE, "-1");
+	assert_info(gpu, AFF_INFO_IOMMU_GROUP_TYPE, "identity");
+	assert_info(gpu, AFF_INFO_ACS_CTL, NULL);	/* endpoints are not ports */
+
+	assert_info(nic, AFF_INFO_LINK_SPEED, NULL);	/* "Unknown" */
+	assert_info(nic, AFF_INFO_LINK_SPEED_CAP, "16.0");
+	assert_info(nic, AFF_INFO_LINK_WIDTH, "16");
+	assert_info(nic, AFF_INFO_NUMA_NODE, NULL);
+	assert_info(nic, AFF_INFO_IOMMU_GROUP_TYPE, NULL);
+
+	assert_info(ib, "RailbindPort1State", "ACTIVE");
+	assert_info(ib, "RailbindPort1Rate", "400");
+	assert_info(ib, "RailbindPort2State", "DOWN");
+	assert_info(ib, "RailbindPort2Rate", "2.5");
+	assert_info(ib, "RailbindPort3State", NULL);
+
+	/* The host bridge has no sysfs device: nothing is attached to it. */
+	assert_non_null(hostbridge);
+	assert_int_equal(hostbridge->attr->bridge.upstream_type, HWLOC_OBJ_BRIDGE_HOST);
+	assert_info(hostbridge, AFF_INFO_NUMA_NODE, NULL);
+
+	assert_int_equal(machine->type, HWLOC_OBJ_MACHINE);
+	assert_info(machine, AFF_INFO_SNAPSHOT_VERSION, "1");
+	assert_info(machine, AFF_INFO_HOSTNAME, "gpu-node-17");
+	assert_info(machine, AFF_INFO_KMOD, "0.3.1");
+	assert_info(machine, AFF_INFO_PEER_MEMORY, "nvidia_peermem");
+}
+
+/* ---- annotate ---- */
+
+static void annotate_all_attributes(void **state)
+{
+	struct fixture *fx = *state;
+	struct aff_discover_report rep;
+
+	memset(&rep, 0xa5, sizeof(rep));
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, &rep), 0);
+	assert_fake_tree_infos(fx->topo);
+	assert_int_equal(rep.acs_unreadable, 1);	/* port 2: 64-byte config */
+	assert_int_equal(rep.link_unreadable, 1);	/* NIC: "Unknown" speed */
+	assert_int_equal(rep.numa_unreadable, 1);	/* NIC: no numa_node */
+	assert_int_equal(rep.iommu_unreadable, 1);	/* port 2: group without type */
+	assert_non_null(strstr(rep.note, "ACS"));
+	assert_non_null(strstr(rep.note, "NUMA"));
+	assert_non_null(memchr(rep.note, '\0', sizeof(rep.note)));
+	assert_null(strchr(rep.note, '\n'));
+}
+
+static void annotate_trailing_slash_root(void **state)
+{
+	struct fixture *fx = *state;
+	char root[PATH_MAX + 2];
+
+	snprintf(root, sizeof(root), "%s//", fx->dir);
+	assert_int_equal(aff_discover_annotate(fx->topo, root, NULL), 0);
+	assert_fake_tree_infos(fx->topo);
+}
+
+static void annotate_is_idempotent(void **state)
+{
+	struct fixture *fx = *state;
+	struct aff_discover_report rep1, rep2;
+	unsigned before[6], i = 0;
+	hwloc_obj_t objs[6];
+
+	objs[0] = pci_obj(fx->topo, PORT1);
+	objs[1] = pci_obj(fx->topo, PORT2);
+	objs[2] = pci_obj(fx->topo, GPU);
+	objs[3] = pci_obj(fx->topo, NIC);
+	objs[4] = ofed_obj(fx->topo, "mlx5_0");
+	objs[5] = hwloc_get_root_obj(fx->topo);
+
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, &rep1), 0);
+	for (i = 0; i < 6; i++)
+		before[i] = objs[i]->infos_count;
+	/* Change a value on disk: the recorded one must stay, not be duplicated. */
+	put_pci(fx->dir, GPU, "numa_node", "3\n");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, &rep2), 0);
+	for (i = 0; i < 6; i++) {
+		unsigned j;
+
+		assert_int_equal(objs[i]->infos_count, before[i]);
+		for (j = 0; j < objs[i]->infos_count; j++)
+			assert_int_equal(info_count(objs[i], objs[i]->infos[j].name), 1);
+	}
+	assert_info(objs[2], AFF_INFO_NUMA_NODE, "-1");
+	/* What was missing is looked for again, and still missing. */
+	assert_int_equal(rep2.numa_unreadable, 1);
+	assert_int_equal(rep2.acs_unreadable, 1);
+	assert_fake_tree_infos(fx->topo);
+}
+
+static void missing_files_counted(void **state)
+{
+	struct fixture *fx = *state;
+	struct aff_discover_report rep;
+	hwloc_obj_t gpu;
+
+	rm_tree(fx->dir);	/* the root is gone: nothing at all is readable */
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, &rep), 0);
+	gpu = pci_obj(fx->topo, GPU);
+	assert_info(gpu, AFF_INFO_NUMA_NODE, NULL);
+	assert_info(gpu, AFF_INFO_LINK_WIDTH_CAP, NULL);
+	assert_info(gpu, AFF_INFO_IOMMU_GROUP_TYPE, NULL);
+	assert_int_equal(rep.numa_unreadable, 4);
+	assert_int_equal(rep.link_unreadable, 4);
+	assert_int_equal(rep.acs_unreadable, 2);
+	assert_int_equal(rep.iommu_unreadable, 0);	/* no group: not an error */
+	assert_info(hwloc_get_root_obj(fx->topo), AFF_INFO_KMOD, "absent");
+	assert_info(hwloc_get_root_obj(fx->topo), AFF_INFO_PEER_MEMORY, "none");
+	assert_info(hwloc_get_root_obj(fx->topo), AFF_INFO_HOSTNAME, NULL);
+	assert_info(hwloc_get_root_obj(fx->topo), AFF_INFO_SNAPSHOT_VERSION, "1");
+	assert_info(ofed_obj(fx->topo, "mlx5_0"), "RailbindPort1State", NULL);
+}
+
+static void partial_missing_files(void **state)
+{
+	struct fixture *fx = *state;
+	struct aff_discover_report rep;
+	hwloc_obj_t gpu;
+
+	put_rm(fx->dir, "sys/bus/pci/devices/" GPU "/numa_node");
+	put_rm(fx->dir, "sys/bus/pci/devices/" GPU "/max_link_width");
+	put_pci(fx->dir, PORT1, "current_link_width", "wide\n");
+	/* Port 2 as a conventional PCI bridge: no link files at all, nothing to count. */
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/current_link_speed");
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/max_link_speed");
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/current_link_width");
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/max_link_width");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, &rep), 0);
+	assert_info(pci_obj(fx->topo, PORT2), AFF_INFO_LINK_SPEED, NULL);
+	assert_info(pci_obj(fx->topo, PORT2), AFF_INFO_LINK_WIDTH_CAP, NULL);
+	assert_info(pci_obj(fx->topo, PORT2), AFF_INFO_NUMA_NODE, "1");
+	gpu = pci_obj(fx->topo, GPU);
+	assert_info(gpu, AFF_INFO_NUMA_NODE, NULL);
+	assert_info(gpu, AFF_INFO_LINK_WIDTH_CAP, NULL);
+	assert_info(gpu, AFF_INFO_LINK_WIDTH, "8");
+	assert_info(pci_obj(fx->topo, PORT1), AFF_INFO_LINK_WIDTH, NULL);
+	assert_int_equal(rep.numa_unreadable, 2);	/* GPU + NIC */
+	assert_int_equal(rep.link_unreadable, 3);	/* GPU + NIC + port 1 */
+}
+
+static void kmod_loaded_without_version(void **state)
+{
+	struct fixture *fx = *state;
+
+	put_rm(fx->dir, "sys/module/railbind/version");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	assert_info(hwloc_get_root_obj(fx->topo), AFF_INFO_KMOD, "unknown");
+}
+
+/* Peer memory decision on a fresh root holding only what each case names. */
+static const char *peer_memory_for(const char *const *files)
+{
+	char dir[PATH_MAX];
+	hwloc_topology_t topo = load_xml(topo_xml, (int)sizeof(topo_xml));
+	static char result[32];
+	const char *v;
+
+	make_tmpdir(dir, sizeof(dir));
+	for (; *files; files += 2) {
+		if (files[1])
+			put(dir, files[0], files[1]);
+		else
+			put_dir(dir, files[0]);
+	}
+	assert_int_equal(aff_discover_annotate(topo, dir, NULL), 0);
+	v = info(hwloc_get_root_obj(topo), AFF_INFO_PEER_MEMORY);
+	assert_non_null(v);
+	snprintf(result, sizeof(result), "%s", v);
+	hwloc_topology_destroy(topo);
+	rm_tree(dir);
+	return result;
+}
+
+#define NV_OPEN_535 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build  (dvs-builder@U16-T02-35-3)  Sat Aug 19 01:13:49 UTC 2023\nGCC version:  gcc version 12.2.0\n"
+#define NV_OPEN_510 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  510.39.01  Release Build  (dvs-builder@U16-T02-35-3)\n"
+#define NV_PROP_535 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+
+static void peer_memory_decision(void **state)
+{
+	static const char *const legacy[] = { "sys/module/nv_peer_mem", NULL, NULL };
+	static const char *const amd[] = { "sys/module/amdgpu", NULL, "sys/module/ib_uverbs", NULL,
+					   "proc/sys/kernel/osrelease", "6.1.0-18-amd64\n", NULL };
+	static const char *const amd_old_kernel[] = { "sys/module/amdgpu", NULL,
+						      "sys/module/ib_uverbs", NULL,
+						      "proc/sys/kernel/osrelease", "5.10.0-28-amd64\n",
+						      NULL };
+	static const char *const amd_no_verbs[] = { "sys/module/amdgpu", NULL,
+						    "proc/sys/kernel/osrelease", "6.1.0\n", NULL };
+	static const char *const nv_open[] = { "proc/driver/nvidia/version", NV_OPEN_535,
+					       "sys/class/infiniband_verbs", NULL,
+					       "proc/sys/kernel/osrelease", "5.15.0-91-generic\n",
+					       NULL };
+	static const char *const nv_open_old[] = { "proc/driver/nvidia/version", NV_OPEN_510,
+						   "sys/module/ib_uverbs", NULL,
+						   "proc/sys/kernel/osrelease", "6.1.0\n", NULL };
+	static const char *const nv_prop[] = { "proc/driver/nvidia/version", NV_PROP_535,
+					       "sys/module/ib_uverbs", NULL,
+					       "proc/sys/kernel/osrelease", "6.1.0\n", NULL };
+	static const char *const nothing[] = { "sys/module/ib_uverbs", NULL, NULL };
+
+	(void)state;
+	assert_string_equal(peer_memory_for(legacy), "nvidia_peermem");
+	assert_string_equal(peer_memory_for(amd), "dmabuf");
+	assert_string_equal(peer_memory_for(amd_old_kernel), "none");
+	assert_string_equal(peer_memory_for(amd_no_verbs), "none");
+	assert_string_equal(peer_memory_for(nv_open), "dmabuf");
+	assert_string_equal(peer_memory_for(nv_open_old), "none");
+	assert_string_equal(peer_memory_for(nv_prop), "none");
+	assert_string_equal(peer_memory_for(nothing), "none");
+}
+
+static void annotate_bad_args(void **state)
+{
+	(void)state;
+	assert_int_equal(aff_discover_annotate(NULL, "/", NULL), -EINVAL);
+}
+
+/* ---- snapshot_write ---- */
+
+static unsigned dir_entries(const char *dir)
+{
+	struct dirent *d;
+	unsigned n = 0;
+	DIR *dp = opendir(dir);
+
+	assert_non_null(dp);
+	while ((d = readdir(dp)))
+		n += strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dp);
+	return n;
+}
+
+static hwloc_topology_t load_file(const char *path)
+{
+	hwloc_topology_t topo;
+
+	assert_int_equal(hwloc_topology_init(&topo), 0);
+	assert_int_equal(hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL), 0);
+	assert_int_equal(hwloc_topology_set_xml(topo, path), 0);
+	assert_int_equal(hwloc_topology_load(topo), 0);
+	return topo;
+}
+
+static void snapshot_roundtrip(void **state)
+{
+	struct fixture *fx = *state;
+	char out[PATH_MAX], path[PATH_MAX + 16], err[256] = "";
+	struct stat st;
+	hwloc_topology_t back;
+
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	make_tmpdir(out, sizeof(out));
+	snprintf(path, sizeof(path), "%s/node.xml", out);
+	/* An older file is replaced whole. */
+	put(out, "node.xml", "stale");
+	assert_int_equal(aff_snapshot_write(fx->topo, path, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_int_equal(dir_entries(out), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+
+	back = load_file(path);
+	assert_fake_tree_infos(back);
+	/* Annotating the reloaded snapshot against an empty root changes nothing. */
+	{
+		hwloc_obj_t gpu = pci_obj(back, GPU);
+		unsigned n = gpu->infos_count;
+
+		assert_int_equal(aff_discover_annotate(back, out, NULL), 0);
+		assert_int_equal(gpu->infos_count, n);
+		assert_fake_tree_infos(back);
+	}
+	hwloc_topology_destroy(back);
+	rm_tree(out);
+}
+
+static void snapshot_to_stdout(void **state)
+{
+	struct fixture *fx = *state;
+	char out[PATH_MAX], path[PATH_MAX + 16], err[256] = "";
+	int saved, fd;
+	hwloc_topology_t back;
+
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	make_tmpdir(out, sizeof(out));
+	snprintf(path, sizeof(path), "%s/stdout.xml", out);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(saved >= 0 && fd >= 0);
+	assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+	close(fd);
+	assert_int_equal(aff_snapshot_write(fx->topo, "-", err, sizeof(err)), 0);
+	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	close(saved);
+
+	back = load_file(path);
+	assert_fake_tree_infos(back);
+	hwloc_topology_destroy(back);
+	rm_tree(out);
+}
+
+static void snapshot_missing_dir(void **state)
+{
+	struct fixture *fx = *state;
+	char out[PATH_MAX], path[PATH_MAX + 32], err[256] = "";
+
+	make_tmpdir(out, sizeof(out));
+	snprintf(path, sizeof(path), "%s/no/such/dir/node.xml", out);
+	assert_int_equal(aff_snapshot_write(fx->topo, path, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, path));
+	assert_null(strchr(err, '\n'));
+	assert_int_equal(dir_entries(out), 0);
+	rm_tree(out);
+}
+
+static void snapshot_readonly_dir(void **state)
+{
+	struct fixture *fx = *state;
+	char out[PATH_MAX], path[PATH_MAX + 16], err[256] = "";
+	int ret;
+
+	make_tmpdir(out, sizeof(out));
+	assert_int_equal(chmod(out, 0555), 0);
+	if (access(out, W_OK) == 0) {
+		/*
+		 * Running with CAP_DAC_OVERRIDE (root in CI): permission bits do not stop
+		 * us, so use a directory in which nobody can create files.
+		 */
+		snprintf(path, sizeof(path), "/proc/self/node.xml");
+		ret = aff_snapshot_write(fx->topo, path, err, sizeof(err));
+		assert_true(ret < 0);
+		assert_int_not_equal(access(path, F_OK), 0);
+	} else {
+		snprintf(path, sizeof(path), "%s/node.xml", out);
+		ret = aff_snapshot_write(fx->topo, path, err, sizeof(err));
+		assert_int_equal(ret, -EACCES);
+		assert_int_equal(dir_entries(out), 0);
+	}
+	assert_non_null(strstr(err, "node.xml"));
+	rm_tree(out);
+}
+
+/* rename() fails after the temp file was written: the temp file must go. */
+static void snapshot_rename_failure_cleans_up(void **state)
+{
+	struct fixture *fx = *state;
+	char out[PATH_MAX], path[PATH_MAX + 16], err[256] = "";
+
+	make_tmpdir(out, sizeof(out));
+	put_dir(out, "node.xml/inside");	/* target is a non-empty directory */
+	snprintf(path, sizeof(path), "%s/node.xml", out);
+	assert_true(aff_snapshot_write(fx->topo, path, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "renam"));
+	assert_int_equal(dir_entries(out), 1);
+	rm_tree(out);
+}
+
+static void snapshot_bad_args(void **state)
+{
+	struct fixture *fx = *state;
+	char err[64] = "";
+
+	assert_int_equal(aff_snapshot_write(NULL, "x.xml", err, sizeof(err)), -EINVAL);
+	assert_int_equal(aff_snapshot_write(fx->topo, "", NULL, 0), -EINVAL);
+	assert_string_not_equal(err, "");
+}
+
+/* ---- live ---- */
+
+static void live_bad_root(void **state)
+{
+	hwloc_topology_t topo = (hwloc_topology_t)(uintptr_t)1;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(aff_discover_live("/nonexistent/railbind-root", &topo, NULL, err,
+					   sizeof(err)), -ENOENT);
+	assert_null(topo);
+	assert_non_null(strstr(err, "/nonexistent/railbind-root"));
+	assert_int_equal(aff_discover_live("/etc/hostname", &topo, NULL, err, sizeof(err)),
+			 -ENOTDIR);
+	assert_int_equal(aff_discover_live(NULL, NULL, NULL, NULL, 0), -EINVAL);
+}
+
+static int run_tar(const char *tarball, const char *dir)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		execlp("tar", "tar", "-xjf", tarball, "-C", dir, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* The tarball holds one top directory whose name differs from the tarball's. */
+static int only_subdir(const char *dir, char *out, size_t len)
+{
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int n = 0;
+
+	if (!dp)
+		return -errno;
+	while ((d = readdir(dp))) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		snprintf(out, len, "%s/%s", dir, d->d_name);
+		n++;
+	}
+	closedir(dp);
+	return n == 1 ? 0 : -ENOENT;
+}
+
+/* Read the tarball's numa_node independently of the code under test. */
+static int sysfs_numa(const char *root, hwloc_obj_t obj, long *node)
+{
+	const struct hwloc_pcidev_attr_s *p = obj->type == HWLOC_OBJ_BRIDGE ?
+		&obj->attr->bridge.upstream.pci : &obj->attr->pcidev;
+	char path[PATH_MAX + 64];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%04x:%02x:%02x.%x/numa_node", root,
+		 p->domain, p->bus, p->dev, p->func);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%ld", node) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static void check_numa(const char *root, hwloc_obj_t obj, unsigned *with, unsigned *checked)
+{
+	const char *v = info(obj, AFF_INFO_NUMA_NODE);
+	long want;
+
+	if (sysfs_numa(root, obj, &want) < 0) {
+		assert_null(v);
+		return;
+	}
+	(*with)++;
+	assert_non_null(v);
+	assert_int_equal(strtol(v, NULL, 10), want);
+	(*checked)++;
+}
+
+/* First "model name" of the recorded /proc/cpuinfo, or "" */
+static void recorded_cpu_model(const char *root, char *out, size_t len)
+{
+	char path[PATH_MAX + 320], line[512];
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/proc/cpuinfo", root);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) || !colon)
+			continue;
+		snprintf(out, len, "%s", colon + 2);
+		out[strcspn(out, "\n")] = '\0';
+		break;
+	}
+	fclose(f);
+}
+
+static void live_one_tarball(const char *name, const char *tarball)
+{
+	char tmp[PATH_MAX], root[PATH_MAX + 300], err[256] = "", model[256];
+	struct aff_discover_report rep;
+	hwloc_topology_t topo;
+	unsigned with = 0, checked = 0, pcis = 0;
+	hwloc_obj_t obj;
+
+	make_tmpdir(tmp, sizeof(tmp));
+	if (run_tar(tarball, tmp) < 0 || only_subdir(tmp, root, sizeof(root)) < 0) {
+		rm_tree(tmp);
+		fail_msg("could not extract %s", tarball);
+	}
+	setenv("HWLOC_FSROOT", "/should/be/restored", 1);
+	/* pci-conflicts makes hwloc print a long warning on purpose. */
+	setenv("HWLOC_HIDE_ERRORS", "2", 1);
+	if (aff_discover_live(root, &topo, &rep, err, sizeof(err)) < 0)
+		fail_msg("%s: %s", name, err);
+	assert_string_equal(getenv("HWLOC_FSROOT"), "/should/be/restored");
+	unsetenv("HWLOC_FSROOT");
+	unsetenv("HWLOC_HIDE_ERRORS");
+	assert_false(hwloc_topology_is_thissystem(topo));
+
+	for (obj = NULL; (obj = hwloc_get_next_pcidev(topo, obj)); pcis++)
+		check_numa(root, obj, &with, &checked);
+	for (obj = NULL; (obj = hwloc_get_next_bridge(topo, obj));)
+		if (obj->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI)
+			check_numa(root, obj, &with, &checked);
+	print_message("%s: %u PCI devices, %u numa_node checked; report: %s\n", name, pcis,
+		      checked, rep.note[0] ? rep.note : "(all read)");
+	assert_true(pcis > 0);
+	assert_true(checked > 0);
+	assert_int_equal(checked, with);
+	assert_info(hwloc_get_root_obj(topo), AFF_INFO_SNAPSHOT_VERSION, "1");
+	assert_info(hwloc_get_root_obj(topo), AFF_INFO_KMOD, "absent");
+	/* The CPUs are the recorded node's, not this host's (CPUID must not leak in). */
+	recorded_cpu_model(root, model, sizeof(model));
+	obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0);
+	if (model[0] && obj)
+		assert_info(obj, "CPUModel", model);
+	hwloc_topology_destroy(topo);
+	rm_tree(tmp);
+}
+
+/* The real root, whatever this machine has; HWLOC_FSROOT must not redirect hwloc. */
+static void live_real_root(void **state)
+{
+	struct aff_discover_report rep;
+	hwloc_topology_t topo;
+	char err[256] = "";
+	unsigned with = 0, checked = 0;
+	hwloc_obj_t obj;
+
+	(void)state;
+	setenv("HWLOC_FSROOT", "/nonexistent/railbind-root", 1);
+	if (aff_discover_live("/", &topo, &rep, err, sizeof(err)) < 0)
+		fail_msg("live: %s", err);
+	assert_string_equal(getenv("HWLOC_FSROOT"), "/nonexistent/railbind-root");
+	unsetenv("HWLOC_FSROOT");
+	assert_true(hwloc_topology_is_thissystem(topo));
+	assert_info(hwloc_get_root_obj(topo), AFF_INFO_SNAPSHOT_VERSION, "1");
+	assert_non_null(info(hwloc_get_root_obj(topo), AFF_INFO_PEER_MEMORY));
+	for (obj = NULL; (obj = hwloc_get_next_pcidev(topo, obj));)
+		check_numa("", obj, &with, &checked);
+	assert_int_equal(checked, with);
+	print_message("live: %u PCI numa_node checked; report: %s\n", checked,
+		      rep.note[0] ? rep.note : "(all read)");
+	hwloc_topology_destroy(topo);
+}
+
+static void live_from_hwloc_tarballs(void **state)
+{
+	static const char *const names[] = {
+		"40intel64-2g2n4c+pcilocality",
+		"32em64t-2n8c+dax+nvme+mic+dimms",
+		"40intel64-4n10c+pci-conflicts",
+	};
+	const char *topos = getenv("RAILBIND_TOPOLOGIES");
+	char tarball[PATH_MAX];
+	unsigned i, found = 0;
+
+	(void)state;
+	if (!topos || !*topos)
+		topos = "../shared/topologies";
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(tarball, sizeof(tarball), "%s/hwloc-tests/linux/%s.tar.bz2", topos,
+			 names[i]);
+		if (access(tarball, R_OK) < 0)
+			continue;
+		live_one_tarball(names[i], tarball);
+		found++;
+	}
+	if (!found) {
+		print_message("skipped: no hwloc test tarball with PCI under %s/hwloc-tests/linux "
+			      "(set RAILBIND_TOPOLOGIES)\n", topos);
+		skip();
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(annotate_all_attributes, setup, teardown),
+		cmocka_unit_test_setup_teardown(annotate_trailing_slash_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(annotate_is_idempotent, setup, teardown),
+		cmocka_unit_test_setup_teardown(missing_files_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(partial_missing_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(kmod_loaded_without_version, setup, teardown),
+		cmocka_unit_test(peer_memory_decision),
+		cmocka_unit_test(annotate_bad_args),
+		cmocka_unit_test_setup_teardown(snapshot_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(snapshot_to_stdout, setup, teardown),
+		cmocka_unit_test_setup_teardown(snapshot_missing_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(snapshot_readonly_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(snapshot_rename_failure_cleans_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(snapshot_bad_args, setup, teardown),
+		cmocka_unit_test(live_bad_root),
+		cmocka_unit_test(live_real_root),
+		cmocka_unit_test(live_from_hwloc_tarballs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

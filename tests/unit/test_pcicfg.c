@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Config-space walker on synthetic buffers. Each buffer is heap-allocated with its
+ * exact length so ASan/valgrind flag any read past the end.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "pcicfg.h"
+
+static uint8_t *cfg_new(size_t len)
+{
+	uint8_t *cfg = calloc(1, len);
+
+	assert_non_null(cfg);
+	return cfg;
+}
+
+static void put32(uint8_t *cfg, size_t pos, uint32_t v)
+{
+	cfg[pos] = v & 0xff;
+	cfg[pos + 1] = (v >> 8) & 0xff;
+	cfg[pos + 2] = (v >> 16) & 0xff;
+	cfg[pos + 3] = (v >> 24) & 0xff;
+}
+
+static void put16(uint8_t *cfg, size_t pos, uint16_t v)
+{
+	cfg[pos] = v & 0xff;
+	cfg[pos + 1] = v >> 8;
+}
+
+/* Extended capability header: id, version 1, next pointer. */
+static void put_hdr(uint8_t *cfg, size_t pos, uint16_t id, uint16_t next)
+{
+	put32(cfg, pos, (uint32_t)id | 1u << 16 | (uint32_t)next << 20);
+}
+
+static void acs_at_end_of_chain(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+	uint16_t cap = 0, ctl = 0;
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x0001, 0x148);	/* AER */
+	put_hdr(cfg, 0x148, 0x000b, 0x300);	/* vendor specific */
+	put_hdr(cfg, 0x300, 0x0019, 0xff0);	/* secondary PCIe */
+	put_hdr(cfg, 0xff0, 0x000d, 0);		/* ACS, last */
+	put16(cfg, 0xff4, 0x005f);
+	put16(cfg, 0xff6, 0x001d);
+
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x000d), 0xff0);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x0001), 0x100);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x0019), 0x300);
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 4096, &cap, &ctl), 0);
+	assert_int_equal(cap, 0x005f);
+	assert_int_equal(ctl, 0x001d);
+	/* NULL out pointers are allowed */
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 4096, NULL, NULL), 0);
+	free(cfg);
+}
+
+static void acs_first(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+	uint16_t ctl = 0;
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x000d, 0x200);
+	put16(cfg, 0x106, 0x0000);
+	put_hdr(cfg, 0x200, 0x0001, 0);
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 4096, NULL, &ctl), 0);
+	assert_int_equal(ctl, 0);
+	free(cfg);
+}
+
+static void acs_absent(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+	uint16_t ctl = 0xabcd;
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x0001, 0x140);
+	put_hdr(cfg, 0x140, 0x0010, 0);
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 4096, NULL, &ctl), -ENOENT);
+	assert_int_equal(ctl, 0xabcd);
+	free(cfg);
+}
+
+static void no_ext_caps(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+
+	(void)state;
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x000d), -ENOENT);
+	free(cfg);
+}
+
+static void all_ones_is_io_error(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+
+	(void)state;
+	memset(cfg, 0xff, 4096);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x000d), -EIO);
+	free(cfg);
+}
+
+static void loop_in_chain(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x0001, 0x200);
+	put_hdr(cfg, 0x200, 0x0002, 0x300);
+	put_hdr(cfg, 0x300, 0x0003, 0x200);	/* back to 0x200 */
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x000d), -ENOENT);
+	/* caps before the loop are still found */
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x0003), 0x300);
+	free(cfg);
+}
+
+static void self_loop(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x0001, 0x100);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x000d), -ENOENT);
+	free(cfg);
+}
+
+static void truncated_64(void **state)
+{
+	uint8_t *cfg = cfg_new(64);
+
+	(void)state;
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 64, 0x000d), -ENODATA);
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 64, NULL, NULL), -ENODATA);
+	free(cfg);
+}
+
+static void truncated_conventional(void **state)
+{
+	uint8_t *cfg = cfg_new(256);
+
+	(void)state;
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 256, 0x000d), -ENODATA);
+	free(cfg);
+}
+
+static void truncated_mid_chain(void **state)
+{
+	uint8_t *cfg = cfg_new(0x180);
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x0001, 0x200);	/* next lies beyond the buffer */
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 0x180, 0x000d), -ENODATA);
+	free(cfg);
+}
+
+static void acs_registers_truncated(void **state)
+{
+	uint8_t *cfg = cfg_new(0x106);	/* header readable, control register not */
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x000d, 0);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 0x106, 0x000d), 0x100);
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 0x106, NULL, NULL), -ENODATA);
+	free(cfg);
+}
+
+static void bogus_next_pointers(void **state)
+{
+	uint8_t *cfg = cfg_new(4096);
+	uint16_t ctl = 0;
+
+	(void)state;
+	/* backwards into conventional space ends the walk */
+	put_hdr(cfg, 0x100, 0x0001, 0x040);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x000d), -ENOENT);
+
+	/* unaligned next pointer: reserved low bits are masked, as the spec says */
+	memset(cfg, 0, 4096);
+	put_hdr(cfg, 0x100, 0x0001, 0x203);
+	put_hdr(cfg, 0x200, 0x000d, 0);
+	put16(cfg, 0x206, 0x0011);
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 4096, NULL, &ctl), 0);
+	assert_int_equal(ctl, 0x0011);
+
+	/* ACS header in the last dword: its registers would be outside the space */
+	memset(cfg, 0, 4096);
+	put_hdr(cfg, 0x100, 0x0001, 0xffc);
+	put_hdr(cfg, 0xffc, 0x000d, 0);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 4096, 0x000d), 0xffc);
+	assert_int_equal(aff_pcicfg_read_acs(cfg, 4096, NULL, NULL), -ENOENT);
+	free(cfg);
+}
+
+static void oversized_buffer_is_clamped(void **state)
+{
+	uint8_t *cfg = cfg_new(8192);
+
+	(void)state;
+	put_hdr(cfg, 0x100, 0x0001, 0xffc);
+	put_hdr(cfg, 0xffc, 0x0002, 0);
+	assert_int_equal(aff_pcicfg_find_ext_cap(cfg, 8192, 0x000d), -ENOENT);
+	free(cfg);
+}
+
+static void null_buffer(void **state)
+{
+	(void)state;
+	assert_int_equal(aff_pcicfg_find_ext_cap(NULL, 4096, 0x000d), -EINVAL);
+	assert_int_equal(aff_pcicfg_read_acs(NULL, 4096, NULL, NULL), -EINVAL);
+}
+
+/* Deterministic pseudo-random chains: must never crash or read out of bounds. */
+static void random_chains(void **state)
+{
+	uint32_t seed = 12345;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2000; round++) {
+		size_t len = 64 + (seed % (4096 - 64 + 1));
+		uint8_t *cfg = cfg_new(len);
+		size_t i;
+		int r;
+
+		for (i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			cfg[i] = (uint8_t)(seed >> 16);
+		}
+		r = aff_pcicfg_find_ext_cap(cfg, len, 0x000d);
+		assert_true(r == -ENOENT || r == -ENODATA || r == -EIO ||
+			    (r >= 0x100 && (size_t)r + 4 <= len));
+		r = aff_pcicfg_read_acs(cfg, len, NULL, NULL);
+		assert_true(r == 0 || r == -ENOENT || r == -ENODATA || r == -EIO);
+		free(cfg);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(acs_at_end_of_chain),
+		cmocka_unit_test(acs_first),
+		cmocka_unit_test(acs_absent),
+		cmocka_unit_test(no_ext_caps),
+		cmocka_unit_test(all_ones_is_io_error),
+		cmocka_unit_test(loop_in_chain),
+		cmocka_unit_test(self_loop),
+		cmocka_unit_test(truncated_64),
+		cmocka_unit_test(truncated_conventional),
+		cmocka_unit_test(truncated_mid_chain),
+		cmocka_unit_test(acs_registers_truncated),
+		cmocka_unit_test(bogus_next_pointers),
+		cmocka_unit_test(oversized_buffer_is_clamped),
+		cmocka_unit_test(null_buffer),
+		cmocka_unit_test(random_chains),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
