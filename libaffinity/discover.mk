@@ -2,7 +2,7 @@
 # Live discovery, PCI config-space walker and snapshot writer. Included by the top-level
 # Makefile, which defines TOP, BUILD, CC, CFLAGS, HWLOC_CFLAGS/LIBS, CMOCKA_CFLAGS/LIBS.
 
-LIBAFF_SRCS += libaffinity/discover.c libaffinity/pcicfg.c libaffinity/snapshot_write.c
+LIBAFF_SRCS += discover.c pcicfg.c snapshot_write.c
 
 # The unit tests build their own objects, so they run before (or without) libaffinity.
 DISCOVER_OBJDIR := $(BUILD)/check-discover

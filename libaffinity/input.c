@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <libxml/parser.h>
 
+#include "discover.h"
 #include "model.h"
 
 #define SNIFF_SIZE 65536
@@ -163,19 +164,18 @@ static int load_hwloc_source(struct aff_topo *t, const char *path, char *err,
 	return aff_load_hwloc(t, hw, err, errlen);
 }
 
+/* The live node, annotated from sysfs exactly as a snapshot records it. */
 static int load_live(struct aff_topo *t, char *err, size_t errlen)
 {
+	struct aff_discover_report rep;
 	hwloc_topology_t hw;
-	int rc = hwloc_open(&hw, NULL);
+	int rc;
 
-	if (rc < 0 || hwloc_topology_load(hw) < 0) {
-		rc = rc < 0 ? rc : -errno;
-		if (rc == 0)
-			rc = -EIO;
-		return aff_seterr(err, errlen, -rc,
-				  "live node: hwloc could not discover the topology: %s",
-				  strerror(-rc));
-	}
+	rc = aff_discover_live(t->ctx->root, &hw, &rep, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (rep.note[0])
+		aff_info(t->ctx, "live node: %s\n", rep.note);
 	return aff_load_hwloc(t, hw, err, errlen);
 }
 

@@ -129,7 +129,7 @@ static void put_dir(const char *root, const char *rel)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_true(snprintf(path, sizeof(path), "%s/%s", root, rel) < (int)sizeof(path));
 	mkdirs(path);
 }
 
