@@ -35,7 +35,7 @@ DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
 
 LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c \
 	input.c paths.c assign.c cpusplit.c plan.c json.c
-CLI_SRCS := railbind.c utils.c topo.c plan.c
+CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c
 
 .DEFAULT_GOAL := all
 
