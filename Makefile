@@ -96,7 +96,7 @@ check-cli: $(RAILBIND) $(RBGEN_FIXTURES)
 check-corpus: $(RAILBIND)
 	RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
 
-check: all check-unit check-cli check-corpus $(CHECKS) check-asan
+check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan
 
 # The unit and CLI tests again, built with ASan+UBSan (a separate tree).
 check-asan:
