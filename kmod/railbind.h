@@ -80,5 +80,4 @@ void railbind_peer_devs_changed(void);
 const char *railbind_peer_state(void);
 extern char *railbind_peer_provider;
 
-
 #endif

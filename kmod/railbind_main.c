@@ -55,8 +55,11 @@ static struct miscdevice railbind_misc;
 static void railbind_uevent_fn(struct work_struct *work)
 {
 	char gen[40], ev[40];
-	char *envp[] = { gen, ev, NULL };
+	char *envp[3];
 
+	envp[0] = gen;
+	envp[1] = ev;
+	envp[2] = NULL;
 	snprintf(gen, sizeof(gen), "RAILBIND_GENERATION=%lu", railbind_generation());
 	snprintf(ev, sizeof(ev), "RAILBIND_EVENT=%s", READ_ONCE(railbind_last_event));
 	kobject_uevent_env(&railbind_misc.this_device->kobj, KOBJ_CHANGE, envp);

@@ -51,12 +51,12 @@ static int railbind_parse_rule(char *tok, struct railbind_match_rule *r)
 	if (!class)
 		return -EINVAL;
 	*class++ = '\0';
-	if (!strcmp(vendor, "*"))
-		r->vendor = RAILBIND_ANY_VENDOR;
-	else if (kstrtou16(vendor, 16, &v))
-		return -EINVAL;
-	else
+	r->vendor = RAILBIND_ANY_VENDOR;
+	if (strcmp(vendor, "*")) {
+		if (kstrtou16(vendor, 16, &v))
+			return -EINVAL;
 		r->vendor = v;
+	}
 	return kstrtou16(class, 16, &r->class) ? -EINVAL : 0;
 }
 

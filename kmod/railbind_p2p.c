@@ -114,8 +114,8 @@ bool railbind_acs_redirects(struct pci_dev *pdev)
 }
 
 /* The host bridge's own function: device 0.0 on the root bus, as p2pdma.c does. */
-static const struct railbind_hb_rule *railbind_hb_lookup(struct pci_dev *pdev,
-							  bool *zen)
+static const struct railbind_hb_rule *
+railbind_hb_lookup(struct pci_dev *pdev, bool *zen)
 {
 	struct pci_bus *root = pdev->bus;
 	struct pci_dev *hb;

@@ -729,8 +729,9 @@ int railbind_peer_render(struct railbind_buf *buf)
 			      rows[i].exporter[0] ? rows[i].exporter : "-",
 			      rows[i].attachments, rows[i].maps, rows[i].bytes);
 	}
-	railbind_emit(buf, "peerstat maps=%llu unmaps=%llu freed_without_unmap=%llu overflow=%llu nvidia=%s dmabuf=%s\n",
-		      st[0], st[1], st[2], st[3], railbind_peer_state(),
+	railbind_emit(buf, "peerstat maps=%llu unmaps=%llu", st[0], st[1]);
+	railbind_emit(buf, " freed_without_unmap=%llu overflow=%llu", st[2], st[3]);
+	railbind_emit(buf, " nvidia=%s dmabuf=%s\n", railbind_peer_state(),
 		      railbind_db_armed ? "armed" : "off");
 	kvfree(rows);
 	return n + 1;

@@ -268,9 +268,10 @@ static void railbind_emit_pairs(struct railbind_buf *buf, int *records)
 			if (n->role != RAILBIND_NIC)
 				continue;
 			railbind_p2p_calc(g->pdev, n->pdev, &p);
-			railbind_emit(buf, "pair gpu=%s nic=%s distance=%d redirected=%d map=%s common=%s acs_port=%s same_hostbridge=%d\n",
+			railbind_emit(buf, "pair gpu=%s nic=%s distance=%d redirected=%d map=%s",
 				      pci_name(g->pdev), pci_name(n->pdev), p.distance,
-				      p.redirected, p.map,
+				      p.redirected, p.map);
+			railbind_emit(buf, " common=%s acs_port=%s same_hostbridge=%d\n",
 				      p.common ? pci_name(p.common) : "-",
 				      p.acs_port ? pci_name(p.acs_port) : "-",
 				      pci_find_host_bridge(g->pdev->bus) ==
@@ -293,9 +294,10 @@ int railbind_render(struct railbind_buf *buf, unsigned long *gen)
 	if (ret)
 		goto out;
 	*gen = railbind_generation();
-	railbind_emit(buf, "railbind format=%d version=%s generation=%lu kernel=%s peer_provider=%s peer_state=%s\n",
-		      RAILBIND_FORMAT, RAILBIND_VERSION, *gen, UTS_RELEASE,
-		      railbind_peer_provider, railbind_peer_state());
+	railbind_emit(buf, "railbind format=%d version=%s generation=%lu kernel=%s",
+		      RAILBIND_FORMAT, RAILBIND_VERSION, *gen, UTS_RELEASE);
+	railbind_emit(buf, " peer_provider=%s peer_state=%s\n", railbind_peer_provider,
+		      railbind_peer_state());
 	records++;
 	for (i = 0; i < nh; i++, records++)
 		railbind_emit_hostbridge(buf, hbs[i]);

@@ -10,6 +10,7 @@
 
 #include "railbind.h"
 
+/* Serialises the tracked list against notifier, render and peer tables. */
 DEFINE_MUTEX(railbind_lock);
 LIST_HEAD(railbind_devs);
 
