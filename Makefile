@@ -33,7 +33,7 @@ CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -fPIC -fvisibility=hidden 
 LDFLAGS += $(SAN_FLAGS)
 DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
 
-LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c \
+LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
 	input.c paths.c assign.c cpusplit.c plan.c json.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c
 
@@ -50,6 +50,10 @@ CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
 LIBAFF_A := $(BUILD)/libaffinity.a
 LIBAFF_SO := $(BUILD)/libaffinity.so.1
 RAILBIND := $(BUILD)/railbind
+
+# The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
+# sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).
+CHECKS += kmod kmod-6.12 check-kmod-style
 
 .PHONY: all check check-unit check-cli check-corpus check-asan audit clean
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
