@@ -55,7 +55,7 @@ RAILBIND := $(BUILD)/railbind
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).
 CHECKS += kmod kmod-6.12 check-kmod-style
 
-.PHONY: all check check-unit check-cli check-corpus check-asan audit clean
+.PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
 
 $(BUILD)/obj/%.o: $(TOP)/%.c
@@ -100,11 +100,19 @@ check-cli: $(RAILBIND) $(RBGEN_FIXTURES)
 check-corpus: $(RAILBIND)
 	RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
 
-check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan
+check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan check-valgrind
 
 # The unit and CLI tests again, built with ASan+UBSan (a separate tree).
 check-asan:
 	$(MAKE) SANITIZE=1 check-unit check-cli
+
+# The CLI under valgrind on every fixture: no leak, no invalid access.
+VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9
+check-valgrind: $(RAILBIND) $(RBGEN_FIXTURES)
+	@set -e; for f in $(RBGEN_FIXTURES); do for c in topo plan; do \
+		$(VALGRIND) $(RAILBIND) $$c --json --input $$f > /dev/null || \
+		{ echo "check-valgrind: $$c $$f"; exit 1; }; done; done; \
+	echo "check-valgrind: $(words $(RBGEN_FIXTURES)) fixtures clean"
 
 # The main job: railbind on this machine (or an example node if it has no GPU).
 audit: all $(BUILD)/fixtures/dgx-h100.xml
