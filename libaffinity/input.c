@@ -155,6 +155,9 @@ static int load_hwloc_source(struct aff_topo *t, const char *path, char *err,
 	hwloc_topology_t hw;
 	int rc = hwloc_open(&hw, path);
 
+	/* hwloc parses the file as it is set: a malformed one fails here. */
+	if (rc == -EINVAL)
+		return explain_hwloc_failure(path, err, errlen);
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "%s: %s", path, strerror(-rc));
 	if (hwloc_topology_load(hw) < 0) {
