@@ -127,12 +127,8 @@ enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 	}
 	if (dist)
 		*dist = hops + 100 * cpu_distance(t, da->loc, db->loc);
-	/*
-	 * NCCL's topology files have no root complex below a NUMA node. An
-	 * unknown locality spans every node: equal sets there say nothing.
-	 */
+	/* NCCL's topology files have no root complex below a NUMA node. */
 	if (t->src != AFF_SRC_NCCL && da->loc >= 0 && db->loc >= 0 &&
-	    t->loc[da->loc].known && t->loc[db->loc].known &&
 	    hwloc_bitmap_isequal(t->loc[da->loc].mems, t->loc[db->loc].mems))
 		return AFF_PATH_NODE;
 	return AFF_PATH_SYS;
