@@ -104,11 +104,12 @@ static int add_name(char ***list, size_t *n, const char *item)
 
 static int parse_list(struct aff_config *conf, const char *key, char *value)
 {
-	char *save = NULL, *item;
+	char *item;
 	int rc = 0;
 
-	for (item = strtok_r(value, ",", &save); item && !rc;
-	     item = strtok_r(NULL, ",", &save)) {
+	/* strsep, not strtok_r: "a,,b" and an empty value must be refused,
+	 * not silently read as "a,b" and nothing. */
+	while (!rc && (item = strsep(&value, ",")) != NULL) {
 		item = trim(item);
 		if (!*item)
 			return -EINVAL;

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* railbind.conf(5): good files, bad lines with FILE:LINE, file handling. */
+#include "fixture.h"
+
+static void test_good(void **state)
+{
+	struct aff_config c = { 0 };
+	char err[256] = "";
+	const char *text =
+		"# site config\n"
+		"\n"
+		"accelerator = 1da3:1020, 1e52 , 1fc9:*\n"
+		"exclude-nic = mlx5_1,mlx5_2   # storage\n"
+		"exclude-nic = 0000:aa:00.0\n"
+		"include-nic=enp180s0f0\n"
+		"   ethernet-rails = yes\n"
+		"memory-policy = bind\n";
+
+	(void)state;
+	assert_int_equal(aff_config_parse(&c, "site.conf", text, err, sizeof(err)), 0);
+	assert_int_equal(c.naccel, 3);
+	assert_int_equal(c.accel[0].vendor, 0x1da3);
+	assert_int_equal(c.accel[0].device, 0x1020);
+	assert_int_equal(c.accel[1].vendor, 0x1e52);
+	assert_int_equal(c.accel[1].device, -1);
+	assert_int_equal(c.accel[2].device, -1);
+	assert_int_equal(c.nexclude, 3);
+	assert_string_equal(c.exclude_nic[0], "mlx5_1");
+	assert_string_equal(c.exclude_nic[1], "mlx5_2");
+	assert_string_equal(c.exclude_nic[2], "0000:aa:00.0");
+	assert_int_equal(c.ninclude, 1);
+	assert_string_equal(c.include_nic[0], "enp180s0f0");
+	assert_true(c.ethernet_rails);
+	assert_true(c.mem_bind);
+	/* A second file replaces the first. */
+	assert_int_equal(aff_config_parse(&c, "b.conf", "ethernet-rails = no\n", err,
+					  sizeof(err)), 0);
+	assert_int_equal(c.naccel, 0);
+	assert_false(c.ethernet_rails);
+	assert_false(c.mem_bind);
+	aff_config_clear(&c);
+	/* Empty text is a valid, empty config. */
+	assert_int_equal(aff_config_parse(&c, "e.conf", "", err, sizeof(err)), 0);
+	aff_config_clear(&c);
+}
+
+static void expect_bad(const char *text, unsigned line, const char *what)
+{
+	struct aff_config c = { 0 };
+	char err[512] = "", want[64];
+
+	assert_int_equal(aff_config_parse(&c, "x.conf", "memory-policy = bind\n", err,
+					  sizeof(err)), 0);
+	assert_int_equal(aff_config_parse(&c, "/etc/r.conf", text, err, sizeof(err)),
+			 -EINVAL);
+	snprintf(want, sizeof(want), "/etc/r.conf:%u: expected ", line);
+	if (strncmp(err, want, strlen(want)))
+		fail_msg("\"%s\" does not start with \"%s\"", err, want);
+	if (!strstr(err, what))
+		fail_msg("\"%s\" does not mention \"%s\"", err, what);
+	/* A bad file leaves the previous config as it was. */
+	assert_true(c.mem_bind);
+	aff_config_clear(&c);
+}
+
+static void test_bad(void **state)
+{
+	(void)state;
+	expect_bad("no equals sign\n", 1, "key = value");
+	expect_bad("# c\n\nethernet-rails = maybe\n", 3, "yes|no");
+	expect_bad("\n\n\n\nfoo = bar\n", 5, "one of");
+	expect_bad("accelerator = nvidia\n", 1, "VENDOR");
+	expect_bad("accelerator = 10de:123456\n", 1, "VENDOR");
+	expect_bad("accelerator = 10de:\n", 1, "VENDOR");
+	expect_bad("exclude-nic = mlx5_0,,mlx5_1\n", 1, "comma-separated");
+	expect_bad("include-nic =\n", 1, "comma-separated");
+	expect_bad("memory-policy = interleave\n", 1, "preferred|bind");
+	/* The error is on the first bad line, not a later one. */
+	expect_bad("ethernet-rails = yes\nx\ny\n", 2, "key = value");
+}
+
+static void test_files(void **state)
+{
+	struct aff_ctx *ctx = fx_ctx(NULL), *rooted;
+	char dir[256], path[1024], sub[512], want[1100], err[4096] = "";
+
+	(void)state;
+	fx_mkdtemp(dir, sizeof(dir));
+	/* An explicit path must exist. */
+	snprintf(path, sizeof(path), "%s/missing.conf", dir);
+	assert_int_equal(aff_ctx_load_config(ctx, path, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, path));
+	/* The default one may be absent. */
+	rooted = aff_ctx_new(dir);
+	assert_non_null(rooted);
+	assert_int_equal(aff_ctx_load_config(rooted, NULL, err, sizeof(err)), 0);
+	/* A root's /etc/railbind/railbind.conf is read. */
+	snprintf(sub, sizeof(sub), "%s/etc", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/etc/railbind", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	fx_write(sub, "railbind.conf", "ethernet-rails = yes\n", path, sizeof(path));
+	assert_int_equal(aff_ctx_load_config(rooted, NULL, err, sizeof(err)), 0);
+	assert_true(rooted->conf.ethernet_rails);
+	/* Bad line through the file API: the file's name in the message. */
+	fx_write(dir, "bad.conf", "ethernet-rails = yes\nbogus\n", path, sizeof(path));
+	assert_int_equal(aff_ctx_load_config(ctx, path, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: expected ", path);
+	assert_int_equal(strncmp(err, want, strlen(want)), 0);
+	/* Binary data is refused. */
+	snprintf(path, sizeof(path), "%s/bin.conf", dir);
+	{
+		FILE *f = fopen(path, "w");
+
+		assert_non_null(f);
+		fwrite("a = \0b\n", 1, 7, f);
+		fclose(f);
+	}
+	assert_int_equal(aff_ctx_load_config(ctx, path, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "binary"));
+	aff_ctx_unref(rooted);
+	aff_ctx_unref(ctx);
+	snprintf(sub, sizeof(sub), "%s/etc/railbind", dir);
+	fx_rmdir(sub);
+	snprintf(sub, sizeof(sub), "%s/etc", dir);
+	rmdir(sub);
+	fx_rmdir(dir);
+}
+
+static void test_mem_bind_plan(void **state)
+{
+	struct aff_topo *t = fx_load_conf("small", "memory-policy = bind\n");
+	struct aff_plan *p = fx_plan(t, NULL);
+
+	(void)state;
+	assert_true(p->flags & AFF_PLAN_MEM_BIND);
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+	t = fx_load("small");
+	p = fx_plan(t, NULL);
+	assert_false(p->flags & AFF_PLAN_MEM_BIND);
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_mem_bind_plan),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
