@@ -264,7 +264,9 @@ int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 	for (i = 0; i < t->ngpu; i++)
 		t->dev[t->gpus[i]].gpu = (int)i;
 	select_rails(t);
-	qsort(t->rail, t->nrail, sizeof(*t->rail), rail_order);
+	/* qsort(NULL, 0, ...) is undefined: a node may have no rail at all. */
+	if (t->nrail)
+		qsort(t->rail, t->nrail, sizeof(*t->rail), rail_order);
 	sort_topo = NULL;
 	(void)err;
 	(void)errlen;

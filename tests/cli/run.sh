@@ -1,102 +1,162 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Black-box tests of the railbind command: help, exit codes, errors on bad
-# input (one line on stderr naming the file, nothing on stdout), JSON
-# documents, and the plan options. Needs RAILBIND and BUILD (fixtures).
+# Black-box tests of the railbind command line: exit codes, where messages
+# go, bad inputs, JSON schema. Needs RAILBIND (the binary), BUILD (for the
+# generated fixtures in $BUILD/fixtures) and jq.
 set -u
-RAILBIND=${RAILBIND:?}
-FIX=${BUILD:?}/fixtures
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+: "${RAILBIND:?set RAILBIND to the railbind binary}"
+: "${BUILD:?set BUILD to the build directory}"
+FIX=$BUILD/fixtures
 pass=0
 fail=0
-check() {	# check DESCRIPTION COMMAND...: the command must succeed
-	d=$1
-	shift
-	if "$@" > /dev/null 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $d"; fi
-}
-run() {	# run ARGS...: railbind with output in $tmp/out, $tmp/err, rc in $rc
-	"$RAILBIND" "$@" > "$tmp/out" 2> "$tmp/err"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/railbind-cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# run ARGS...: exit code in $rc, output in $tmp/out and $tmp/err
+run() {
+	"$RAILBIND" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 }
+lines() { wc -l <"$1" | tr -d ' '; }
 
-# Help and usage.
-for c in "" topo plan snapshot; do
-	run $c --help
-	check "railbind $c --help exits 0 with usage on stdout" \
-		sh -c "[ $rc -eq 0 ] && grep -q Usage '$tmp/out' && [ ! -s '$tmp/err' ]"
+if ! command -v jq >/dev/null 2>&1; then
+	echo "cli: jq not found (apt-get install jq)"
+	exit 1
+fi
+for f in dgx-h100 unknown-numa small; do
+	if [ ! -f "$FIX/$f.xml" ]; then
+		echo "cli: $FIX/$f.xml missing; run make fixtures"
+		exit 1
+	fi
 done
-run frobnicate
-check "unknown command exits 2 with a message" sh -c "[ $rc -eq 2 ] && grep -q frobnicate '$tmp/err'"
-run plan --no-such-option
-check "unknown option exits 2" sh -c "[ $rc -eq 2 ] && [ -s '$tmp/err' ]"
-run
-check "no command exits 2" test $rc -eq 2
 
-# Bad inputs: exit 1, one line naming the file, nothing on stdout.
-: > "$tmp/empty.xml"
+# --help everywhere: exit 0, text on stdout, nothing on stderr.
+for args in "--help" "-h" "topo --help" "plan --help" "topo -h" "plan -h"; do
+	# shellcheck disable=SC2086
+	run $args
+	if [ "$rc" -eq 0 ] && [ -s "$tmp/out" ] && [ ! -s "$tmp/err" ] &&
+	    grep -q Usage "$tmp/out"; then ok; else bad "railbind $args: rc=$rc"; fi
+done
+
+# Usage errors: exit 2, a message on stderr, nothing on stdout.
+for args in "frobnicate" "topo --bogus" "plan --bogus" "--bogus" "" "plan --input"; do
+	# shellcheck disable=SC2086
+	run $args
+	if [ "$rc" -eq 2 ] && [ -s "$tmp/err" ] && [ ! -s "$tmp/out" ]; then ok
+	else bad "railbind $args: rc=$rc, expected 2 and stderr only"; fi
+done
+
+# Bad inputs: exit 1, one line on stderr naming the file, empty stdout.
+: >"$tmp/empty.xml"
 mkdir "$tmp/dir.xml"
-printf 'hello, world\n' > "$tmp/text.xml"
-printf '<?xml version="1.0"?>\n<graphs>\n</graphs>\n' > "$tmp/root.xml"
-head -c 2000 "$FIX/small.xml" > "$tmp/truncated.xml"
-printf '<system version="1">\n<cpu numaid="x"/>\n</system>\n' > "$tmp/badnccl.xml"
-for f in "$tmp/empty.xml" "$tmp/dir.xml" "$tmp/missing.xml" "$tmp/text.xml" \
-	 "$tmp/root.xml" "$tmp/truncated.xml" "$tmp/badnccl.xml"; do
-	for c in topo plan; do
-		run $c --input "$f"
-		check "$c on $(basename "$f"): exit 1, one line naming it, no stdout" \
-			sh -c "[ $rc -eq 1 ] && [ ! -s '$tmp/out' ] && [ \$(wc -l < '$tmp/err') -eq 1 ] && grep -qF '$f' '$tmp/err'"
+head -c 3000 "$FIX/small.xml" >"$tmp/truncated.xml"
+printf '<?xml version="1.0"?>\n<html><body/></html>\n' >"$tmp/html.xml"
+printf 'GPU0 PIX SYS\nthis is not XML\n' >"$tmp/text.txt"
+printf '<?xml version="1.0"?>\n<topology version="2.0">\n<object type="Machine">\n</topology>\n' \
+	>"$tmp/mismatched.xml"
+for f in "$tmp/empty.xml" "$tmp/dir.xml" "$tmp/missing.xml" "$tmp/truncated.xml" \
+	"$tmp/html.xml" "$tmp/text.txt" "$tmp/mismatched.xml"; do
+	for cmd in topo plan "plan --json" "topo --json"; do
+		# shellcheck disable=SC2086
+		run $cmd --input "$f"
+		if [ "$rc" -eq 1 ] && [ "$(lines "$tmp/err")" -eq 1 ] &&
+		    [ ! -s "$tmp/out" ] && grep -qF "$f" "$tmp/err"; then ok
+		else bad "$cmd --input $f: rc=$rc, stderr: $(cat "$tmp/err")"; fi
 	done
 done
-run plan --input "$tmp/truncated.xml"
-check "truncated XML: the error gives a line number" grep -q "truncated.xml:[0-9]" "$tmp/err"
-run plan --input "$tmp/badnccl.xml"
-check "bad NCCL attribute: file:line and what was expected" grep -q "badnccl.xml:2: <cpu numaid>" "$tmp/err"
 
-# JSON documents.
-run topo --json --input "$FIX/dgx-h100.xml"
-check "topo --json: railbind.topo/1, 8 GPUs, 8x12 paths" \
-	jq -e '.schema == "railbind.topo/1" and (.gpus | length) == 8 and (.paths | length) == 8 and (.paths[0] | length) == (.nics | length)' "$tmp/out"
-run plan --json --input "$FIX/dgx-h100.xml"
-check "plan --json: railbind.plan/1 with 8 ranks" \
-	jq -e '.schema == "railbind.plan/1" and (.ranks | length) == 8' "$tmp/out"
-check "plan: NCCL_IB_HCA in exact-match form" \
-	jq -e '.ranks[0].env.NCCL_IB_HCA | test("^=mlx5_[0-9]+:1")' "$tmp/out"
-check "plan: no CUDA_VISIBLE_DEVICES unless asked" \
-	jq -e '[.ranks[].env | has("CUDA_VISIBLE_DEVICES")] | any | not' "$tmp/out"
-run plan --json --isolate-gpu --input "$FIX/dgx-h100.xml"
-check "plan --isolate-gpu sets CUDA_VISIBLE_DEVICES to the rank's GPU index" \
-	jq -e '[.ranks[] | .env.CUDA_VISIBLE_DEVICES == (.gpu.index | tostring)] | all' "$tmp/out"
-run plan --json --visible 3,1 --input "$FIX/dgx-h100.xml"
-check "plan --visible 3,1: two ranks, in PCI order" \
-	jq -e '[.ranks[].gpu.index] == [1, 3]' "$tmp/out"
-run plan --visible 42 --input "$FIX/dgx-h100.xml"
-check "plan --visible with no such GPU: exit 1 naming it" sh -c "[ $rc -eq 1 ] && grep -q '\"42\"' '$tmp/err'"
-run plan --json --cpus 0-27 --input "$FIX/dgx-h100.xml"
-check "plan --cpus 0-27: every rank's CPUs inside 0-27 (or unknown)" \
-	jq -e '[.ranks[].cpus | select(. != null) | split(",")[] | split("-") | map(tonumber) | max] | max <= 27' "$tmp/out"
-run plan --cpus 5000 --input "$FIX/dgx-h100.xml"
-check "plan --cpus outside the node: exit 1" test $rc -eq 1
+# A valid fixture: exit 0, nothing on stderr.
+for f in "$FIX"/*.xml; do
+	for cmd in topo plan; do
+		run $cmd --input "$f" --json
+		if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && jq -e . "$tmp/out" >/dev/null 2>&1
+		then ok; else bad "$cmd --json --input $f: rc=$rc or invalid JSON"; fi
+	done
+done
 
-# Text output.
+# jq_check FILE FILTER DESCRIPTION: FILTER must yield true.
+jq_check() {
+	if jq -e "$2" "$1" >/dev/null 2>&1; then ok; else bad "$3"; fi
+}
+
+# plan --json schema on dgx-h100 (8 H100s, one own-switch NIC each).
+run plan --input "$FIX/dgx-h100.xml" --json
+cp "$tmp/out" "$tmp/plan.json"
+P=$tmp/plan.json
+jq_check "$P" '.schema == "railbind.plan/1"' "plan schema"
+jq_check "$P" '.host == "dgx-h100"' "plan host"
+jq_check "$P" '.warnings | type == "array"' "plan warnings array"
+jq_check "$P" '.ranks | length == 8' "plan has 8 ranks"
+jq_check "$P" '[.ranks[] | .local_rank] == [0,1,2,3,4,5,6,7]' "local_rank 0-7"
+jq_check "$P" '[.ranks[] | .gpu.index] == [0,1,2,3,4,5,6,7]' "gpu index 0-7"
+jq_check "$P" 'all(.ranks[]; .gpu.pci | test("^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]$"))' \
+	"gpu pci dddd:bb:dd.f"
+jq_check "$P" '[.ranks[] | .gpu.numa] == [0,0,0,0,1,1,1,1]' "gpu numa"
+jq_check "$P" '[.ranks[] | .mems] == ["0","0","0","0","1","1","1","1"]' "mems"
+jq_check "$P" 'all(.ranks[]; .cpus | type == "string" and test("^[0-9,-]+$"))' "cpus cpulist"
+jq_check "$P" 'all(.ranks[].nics[]; has("pci") and has("name") and has("netdev") and has("port") and has("path"))' \
+	"nic fields"
+jq_check "$P" '[.ranks[] | .nics[0].name] == ["mlx5_0","mlx5_3","mlx5_4","mlx5_5","mlx5_6","mlx5_9","mlx5_10","mlx5_11"]' \
+	"each GPU's own-switch NIC"
+jq_check "$P" 'all(.ranks[].nics[]; .path == "PIX")' "all PIX"
+jq_check "$P" '.ranks[1].env.NCCL_IB_HCA == "=mlx5_3:1"' "NCCL_IB_HCA exact form"
+jq_check "$P" 'all(.ranks[]; .env.CUDA_DEVICE_ORDER == "PCI_BUS_ID")' "CUDA_DEVICE_ORDER"
+jq_check "$P" 'all(.ranks[]; .env | has("CUDA_VISIBLE_DEVICES") | not)' \
+	"no CUDA_VISIBLE_DEVICES without --isolate-gpu"
+
+# topo --json schema.
+run topo --input "$FIX/dgx-h100.xml" --json
+cp "$tmp/out" "$tmp/topo.json"
+T=$tmp/topo.json
+jq_check "$T" '.schema == "railbind.topo/1"' "topo schema"
+jq_check "$T" '.gpus | length == 8' "topo 8 gpus"
+jq_check "$T" '.nics | length == 12' "topo 12 nics"
+jq_check "$T" 'all(.gpus[]; has("pci") and has("index") and has("numa") and has("cpus"))' "topo gpu fields"
+jq_check "$T" 'all(.nics[]; has("pci") and has("name") and has("netdev") and has("numa") and has("rdma"))' \
+	"topo nic fields"
+jq_check "$T" '.paths | length == 8 and all(.[]; length == 12)' "paths 8x12"
+jq_check "$T" 'all(.paths[][]; IN("PIX","PXB","PHB","NODE","SYS"))' "path names"
+jq_check "$T" '.paths[0][0] == "PIX" and .paths[0][.paths[0] | length - 1] == "SYS"' \
+	"GPU0: own NIC PIX, last NIC (other package) SYS"
+
+# Unknown locality: numa/mems null, a warning.
+run plan --input "$FIX/unknown-numa.xml" --json
+cp "$tmp/out" "$tmp/unk.json"
+jq_check "$tmp/unk.json" 'all(.ranks[]; .gpu.numa == null and .mems == null)' "unknown numa null"
+jq_check "$tmp/unk.json" '[.warnings[] | select(.id == "numa-unknown")] | length == 4' \
+	"numa-unknown warnings"
+
+# Text topo: a matrix and a legend naming every class.
 run topo --input "$FIX/dgx-h100.xml"
-check "topo text has the matrix and a legend" \
-	sh -c "grep -q '^GPU0 ' '$tmp/out' && grep -q '^Legend:' '$tmp/out' && grep -q 'PIX  =' '$tmp/out'"
-run plan --input "$FIX/unknown-numa.xml"
-check "plan text warns about unknown NUMA" grep -q "warning: numa-unknown" "$tmp/out"
+if [ "$rc" -eq 0 ] && grep -q '^Legend' "$tmp/out" &&
+    grep -q 'PIX *=' "$tmp/out" && grep -q 'SYS *=' "$tmp/out" &&
+    grep -q 'NODE *=' "$tmp/out" && grep -q '^GPU7 ' "$tmp/out"; then ok
+else bad "topo text legend"; fi
 
-# Config file errors name the file and line.
-printf 'ethernet-rails = yes\nbogus = 1\n' > "$tmp/bad.conf"
-run plan --config "$tmp/bad.conf" --input "$FIX/small.xml"
-check "bad config: exit 1, FILE:LINE" sh -c "[ $rc -eq 1 ] && grep -q 'bad.conf:2: expected' '$tmp/err'"
+# --visible: only those GPUs, in PCI order, whatever the order given.
+run plan --input "$FIX/dgx-h100.xml" --json --visible 0000:df:00.0,2
+jq_check "$tmp/out" '[.ranks[] | .gpu.pci] == ["0000:52:00.0","0000:df:00.0"]' "--visible"
+run plan --input "$FIX/dgx-h100.xml" --visible 9
+if [ "$rc" -ne 0 ] && [ -s "$tmp/err" ] && [ ! -s "$tmp/out" ]; then ok
+else bad "--visible 9 accepted (rc=$rc)"; fi
 
-# Snapshot: written whole or not at all.
-run snapshot -o "$tmp/nodir/snap.xml"
-check "snapshot into a missing directory fails, leaves nothing" \
-	sh -c "[ $rc -eq 1 ] && [ ! -e '$tmp/nodir' ]"
-run snapshot -o "$tmp/snap.xml"
-check "snapshot of this node reloads with railbind" "$RAILBIND" topo --json --input "$tmp/snap.xml"
+# --cpus: every rank inside the set.
+run plan --input "$FIX/dgx-h100.xml" --json --cpus 0-27,112-139,56-83,168-195
+jq_check "$tmp/out" \
+	'[.ranks[] | .cpus | split(",")[] | split("-") | map(tonumber) | .[0] as $a | (.[1] // $a) as $b |
+	  ($a >= 0 and $b <= 27) or ($a >= 56 and $b <= 83) or ($a >= 112 and $b <= 139) or ($a >= 168 and $b <= 195)] | all' \
+	"--cpus respected"
+run plan --input "$FIX/dgx-h100.xml" --cpus nonsense
+if [ "$rc" -ne 0 ] && [ -s "$tmp/err" ] && [ ! -s "$tmp/out" ]; then ok
+else bad "--cpus nonsense accepted (rc=$rc)"; fi
 
-echo "cli: $pass passed, $fail failed"
+# --isolate-gpu: CUDA_VISIBLE_DEVICES = the GPU index.
+run plan --input "$FIX/dgx-h100.xml" --json --isolate-gpu
+jq_check "$tmp/out" 'all(.ranks[]; .env.CUDA_VISIBLE_DEVICES == (.gpu.index | tostring))' \
+	"--isolate-gpu"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
