@@ -50,7 +50,7 @@ check-kmod-style: $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl
 	@command -v sparse >/dev/null || { echo "check-kmod-style: sparse not installed (run tests/vm/deps.sh)" >&2; exit 1; }
 	perl $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --strict --quiet \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(TOP)/kmod/*.c $(TOP)/kmod/*.h \
-		$(TOP)/tests/vm/provider/*.c
+		$(TOP)/tests/vm/provider/*.[ch]
 	rm -rf $(KMOD_BUILD)/kmod-sparse
 	@$(call kmod_build,$(KDIR),sparse,C=2) 2>&1 | tee $(KMOD_BUILD)/sparse.log
 	@if grep -E '(warning|error):' $(KMOD_BUILD)/sparse.log; then \

@@ -43,7 +43,7 @@ fi
 
 # The test provider module, built for this kernel outside the source tree.
 mkdir -p "$work/provider"
-cp "$here/provider/Kbuild" "$here/provider/"*.c "$work/provider/"
+cp "$here/provider/Kbuild" "$here/provider/"*.[ch] "$work/provider/"
 cp "$top/kmod/railbind_api.h" "$work/provider/"
 make -s -C "$kdir" M="$work/provider" W=1 modules >"$work/provider.log" 2>&1 ||
 	die "test provider does not build: see $work/provider.log"
