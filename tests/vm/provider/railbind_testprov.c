@@ -227,7 +227,7 @@ static void tp_slot_free(struct tp_slot *s)
 	if (s->pt)
 		nvidia_p2p_put_pages(0, 0, 0, s->pt);
 	if (s->api_cookie) {
-		typeof(&railbind_peer_unmap) unmap = symbol_get(railbind_peer_unmap);
+		void (*unmap)(const void *cookie) = symbol_get(railbind_peer_unmap);
 
 		if (unmap) {
 			unmap(s->api_cookie);
@@ -334,7 +334,7 @@ static int tp_command(char *cmd)
 		s->map = NULL;
 		tp_slot_free(s);
 	} else if (!strcmp(verb, "apimap") && n == 5 && !s->api_cookie) {
-		typeof(&railbind_peer_map) map;
+		int (*map)(struct pci_dev *gpu, struct pci_dev *nic, u64 bytes, const void *cookie);
 
 		map = symbol_get(railbind_peer_map);
 		if (!map) {
