@@ -51,8 +51,9 @@ check-kmod-style: $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl
 	perl $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --strict --quiet \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(TOP)/kmod/*.c $(TOP)/kmod/*.h \
 		$(TOP)/tests/vm/provider/*.[ch]
-	rm -rf $(KMOD_BUILD)/kmod-sparse
+	rm -rf $(KMOD_BUILD)/kmod-sparse $(KMOD_BUILD)/kmod-sparse-6.12
 	@$(call kmod_build,$(KDIR),sparse,C=2) 2>&1 | tee $(KMOD_BUILD)/sparse.log
+	@$(call kmod_build,$(KDIR_612),sparse-6.12,C=2) 2>&1 | tee -a $(KMOD_BUILD)/sparse.log
 	@if grep -E '(warning|error):' $(KMOD_BUILD)/sparse.log; then \
 		echo "check-kmod-style: sparse or compiler warnings above" >&2; exit 1; fi
 	@echo "check-kmod-style: checkpatch and sparse clean"
@@ -82,4 +83,5 @@ check-vm-6.12: kmod-6.12
 
 kmod-clean:
 	rm -rf $(KMOD_BUILD)/kmod-6.1 $(KMOD_BUILD)/kmod-6.12 $(KMOD_BUILD)/kmod-sparse \
+		$(KMOD_BUILD)/kmod-sparse-6.12 $(KMOD_BUILD)/checkpatch \
 		$(KMOD_BUILD)/kmod-unit $(KMOD_BUILD)/vm $(KMOD_BUILD)/sparse.log
