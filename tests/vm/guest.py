@@ -133,6 +133,8 @@ def scenario_topology(mod, ko_label):
     tap(st is not None and (st.st_mode & 0o777) == 0o444,
         "/dev/railbind exists, mode 0444", st and oct(st.st_mode))
     text = snapshot()
+    for line in text.splitlines():
+        print("## " + line, flush=True)  # console log only, for people
     recs = parse(text)
     head = recs[0][1] if recs and recs[0][0] == "railbind" else {}
     tap(head.get("format") == "1", "snapshot header railbind format=1", text[:200])
@@ -545,17 +547,42 @@ def scenario_provider(top, label, mod, ep):
     mod.load()
 
 
-def scenario_cli(top):
+def scenario_cli(top, ep):
     cli = os.path.join(top, "build", "railbind")
     if not os.access(cli, os.X_OK):
         skip("audit and plan in the guest", "railbind CLI not built")
         return
-    r = run(NOBODY + [cli, "audit", "--json"])
-    tap(r.returncode in (0, 1, 2) and "acs" in r.stdout,
-        "unprivileged railbind audit --json runs and reports ACS evidence", r.stdout[:400])
+    if not ep:
+        skip("audit and plan in the guest", "endpoints not found")
+        return
+    import json
+    rp = ep["gpu1"]["chain"].split(",")[0]
+    run(["setpci", "-s", rp, "ECAP0d+6.w=000d"])
+    try:
+        r = run(NOBODY + [cli, "audit", "--json"])
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            doc = {}
+        acs = [c for c in doc.get("checks", []) if c.get("id") == "acs-redirect"
+               and rp in json.dumps(c)]
+        tap(r.returncode in (1, 2) and acs and acs[0].get("severity") in ("warn", "fail"),
+            "unprivileged audit reports acs-redirect on %s from the module" % rp,
+            r.stdout[:800])
+    finally:
+        run(["setpci", "-s", rp, "ECAP0d+6.w=0000"])
     r = run(NOBODY + [cli, "plan", "--json"])
-    tap(r.returncode == 0 and "railbind.plan/1" in r.stdout,
-        "unprivileged railbind plan --json runs", r.stdout[:400])
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        doc = {}
+    ngpu = sum(1 for e in topology.ENDPOINTS if e[1] == "gpu")
+    tap(r.returncode == 0 and doc.get("schema") == "railbind.plan/1",
+        "unprivileged plan --json runs", r.stdout[:800])
+    gpus = sorted(x.get("gpu", {}).get("pci") for x in doc.get("ranks", []))
+    want = sorted(ep[e[0]]["pci"] for e in topology.ENDPOINTS if e[1] == "gpu")
+    tap(len(gpus) == ngpu and gpus == want, "plan has one rank per emulated GPU",
+        "%s vs %s" % (gpus, want))
 
 
 def guarded(fn, *args):
@@ -586,7 +613,7 @@ def main():
     guarded(scenario_hotplug, "acpi", topology.HOTPLUG["acpi"], "pcie.0")
     guarded(scenario_provider, a.top, a.label, mod, ep)
     guarded(scenario_cycles, mod, a.cycles)
-    guarded(scenario_cli, a.top)
+    guarded(scenario_cli, a.top, ep)
     probs = dmesg_problems()
     tap(not probs, "no kernel warnings, oopses or BUGs in dmesg", "\n".join(probs))
     mod.unload()
