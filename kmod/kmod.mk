@@ -59,7 +59,7 @@ check-kmod-style: $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl
 	@echo "check-kmod-style: checkpatch and sparse clean"
 
 # Userspace parser of the snapshot, unit-tested with cmocka.
-KMOD_UNIT_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
+KMOD_UNIT_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
 	-I$(TOP)/libaffinity $(KMOD_UNIT_SAN)
 
 $(KMOD_BUILD)/kmod-unit/test_kmod_snapshot: $(TOP)/tests/unit/test_kmod_snapshot.c \
