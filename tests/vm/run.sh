@@ -48,6 +48,6 @@ cp "$top/kmod/railbind_api.h" "$work/provider/"
 make -s -C "$kdir" M="$work/provider" W=1 modules >"$work/provider.log" 2>&1 ||
 	die "test provider does not build: see $work/provider.log"
 
-exec /usr/bin/python3 "$here/vmdrive.py" --label "$label" --release "$rel" \
+exec /usr/bin/python3 -B "$here/vmdrive.py" --label "$label" --release "$rel" \
 	--kernel "$work/img/boot/vmlinuz-$rel" --initrd "$work/initrd.gz" \
 	--top "$top" --work "$work"
