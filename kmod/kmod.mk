@@ -50,15 +50,16 @@ check-kmod-style: $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl
 	@command -v sparse >/dev/null || { echo "check-kmod-style: sparse not installed (run tests/vm/deps.sh)" >&2; exit 1; }
 	perl $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --strict --quiet \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(TOP)/kmod/*.c $(TOP)/kmod/*.h \
-		$(wildcard $(TOP)/tests/vm/provider/*.c)
-	rm -rf $(KMOD_BUILD)/kmod-sparse
+		$(TOP)/tests/vm/provider/*.[ch]
+	rm -rf $(KMOD_BUILD)/kmod-sparse $(KMOD_BUILD)/kmod-sparse-6.12
 	@$(call kmod_build,$(KDIR),sparse,C=2) 2>&1 | tee $(KMOD_BUILD)/sparse.log
+	@$(call kmod_build,$(KDIR_612),sparse-6.12,C=2) 2>&1 | tee -a $(KMOD_BUILD)/sparse.log
 	@if grep -E '(warning|error):' $(KMOD_BUILD)/sparse.log | grep -v 'jobserver'; then \
 		echo "check-kmod-style: sparse or compiler warnings above" >&2; exit 1; fi
 	@echo "check-kmod-style: checkpatch and sparse clean"
 
 # Userspace parser of the snapshot, unit-tested with cmocka.
-KMOD_UNIT_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
+KMOD_UNIT_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -O1 \
 	-I$(TOP)/libaffinity $(KMOD_UNIT_SAN)
 
 $(KMOD_BUILD)/kmod-unit/test_kmod_snapshot: $(TOP)/tests/unit/test_kmod_snapshot.c \
@@ -82,4 +83,5 @@ check-vm-6.12: kmod-6.12
 
 kmod-clean:
 	rm -rf $(KMOD_BUILD)/kmod-6.1 $(KMOD_BUILD)/kmod-6.12 $(KMOD_BUILD)/kmod-sparse \
+		$(KMOD_BUILD)/kmod-sparse-6.12 $(KMOD_BUILD)/checkpatch \
 		$(KMOD_BUILD)/kmod-unit $(KMOD_BUILD)/vm $(KMOD_BUILD)/sparse.log

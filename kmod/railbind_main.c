@@ -68,6 +68,7 @@ static void railbind_uevent_fn(struct work_struct *work)
 static DECLARE_WORK(railbind_uevent_work, railbind_uevent_fn);
 static bool railbind_live;
 
+/* Called with railbind_lock held. */
 void railbind_changed(const char *event)
 {
 	WRITE_ONCE(railbind_last_event, event);
@@ -237,32 +238,38 @@ static int __init railbind_init(void)
 		pr_err("bad p2p_hostbridges \"%s\"\n", p2p_hostbridges);
 		return ret;
 	}
-	ret = misc_register(&railbind_misc);
+	/* Everything a reader reaches exists before the device appears. */
+	ret = railbind_peer_init();
 	if (ret)
 		return ret;
 	ret = railbind_topo_init();
 	if (ret)
-		goto err_misc;
-	ret = railbind_peer_init();
+		goto err_peer;
+	ret = misc_register(&railbind_misc);
 	if (ret)
 		goto err_topo;
+	mutex_lock(&railbind_lock);
 	WRITE_ONCE(railbind_live, true);
+	mutex_unlock(&railbind_lock);
 	return 0;
 
 err_topo:
 	railbind_topo_exit();
-err_misc:
-	misc_deregister(&railbind_misc);
+err_peer:
+	railbind_peer_exit();
 	return ret;
 }
 
 static void __exit railbind_exit(void)
 {
-	railbind_peer_exit();
-	railbind_topo_exit();
+	/* railbind_changed() runs under railbind_lock: none can queue after this. */
+	mutex_lock(&railbind_lock);
 	WRITE_ONCE(railbind_live, false);
+	mutex_unlock(&railbind_lock);
 	cancel_work_sync(&railbind_uevent_work);
 	misc_deregister(&railbind_misc);
+	railbind_topo_exit();
+	railbind_peer_exit();
 }
 
 module_init(railbind_init);

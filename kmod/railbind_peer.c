@@ -731,6 +731,10 @@ int railbind_peer_render(struct railbind_buf *buf)
 	}
 	railbind_emit(buf, "peerstat maps=%llu unmaps=%llu", st[0], st[1]);
 	railbind_emit(buf, " freed_without_unmap=%llu overflow=%llu", st[2], st[3]);
+	/* A return probe out of instances misses a map: say so rather than drift silently. */
+	railbind_emit(buf, " missed=%u", READ_ONCE(railbind_nv_map_rp.nmissed) +
+		      READ_ONCE(railbind_db_attach_rp.nmissed) +
+		      READ_ONCE(railbind_db_map_rp.nmissed));
 	railbind_emit(buf, " nvidia=%s dmabuf=%s\n", railbind_peer_state(),
 		      railbind_db_armed ? "armed" : "off");
 	kvfree(rows);

@@ -3,11 +3,17 @@
  * Parser of railbind.ko's text snapshot: "<type> key=value ...\n" lines,
  * a "railbind format=N ..." header first and "end records=N" last.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kmod_snapshot.h"
 
@@ -266,6 +272,65 @@ int aff_kmod_snapshot_parse(const char *text, size_t len,
 	return 0;
 err:
 	aff_kmod_snapshot_free(snap);
+	return ret;
+}
+
+int aff_kmod_snapshot_read(const char *root, struct aff_kmod_snapshot **out, char *err,
+			   size_t errlen)
+{
+	size_t len = 0, cap = 1 << 16;
+	char path[4096], *buf, *nb;
+	int fd, n, ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!root || !*root)
+		root = "/";
+	n = snprintf(path, sizeof(path), "%s%sdev/railbind", root,
+		     root[strlen(root) - 1] == '/' ? "" : "/");
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			if (cap >= AFF_KMOD_MAX_BYTES) {
+				ret = fail(err, errlen, -E2BIG, 0, "%s is over %u bytes", path,
+					   AFF_KMOD_MAX_BYTES);
+				goto out;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ret = -errno;
+			goto out;
+		}
+		if (!r)
+			break;
+		len += (size_t)r;
+	}
+	ret = aff_kmod_snapshot_parse(buf, len, out, err, errlen);
+out:
+	free(buf);
+	close(fd);
 	return ret;
 }
 

@@ -33,6 +33,15 @@ struct aff_kmod_rec;
  */
 int aff_kmod_snapshot_parse(const char *text, size_t len,
 			    struct aff_kmod_snapshot **out, char *err, size_t errlen);
+/*
+ * Reads and parses <root>/dev/railbind (root NULL or "" means "/"): one
+ * open, reads to EOF, at most AFF_KMOD_MAX_BYTES. -ENOENT when the module
+ * is not loaded (callers fall back to sysfs), other errors as above or
+ * from open/read.
+ */
+#define AFF_KMOD_MAX_BYTES (16u << 20)
+int aff_kmod_snapshot_read(const char *root, struct aff_kmod_snapshot **out, char *err,
+			   size_t errlen);
 size_t aff_kmod_snapshot_count(const struct aff_kmod_snapshot *snap);
 /* NULL when i is out of range. Record 0 is the "railbind" header. */
 const struct aff_kmod_rec *aff_kmod_snapshot_rec(const struct aff_kmod_snapshot *snap,

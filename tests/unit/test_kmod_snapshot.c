@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -195,6 +197,40 @@ static void test_short_err(void **state)
 	assert_null(aff_kmod_rec_get(NULL, "x"));
 }
 
+static void test_read(void **state)
+{
+	char root[] = "/tmp/test_kmod_snapshot.XXXXXX", path[128];
+	struct aff_kmod_snapshot *snap;
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	/* No module: a clear -ENOENT so callers fall back. */
+	assert_int_equal(aff_kmod_snapshot_read(root, &snap, NULL, 0), -ENOENT);
+	assert_null(snap);
+	snprintf(path, sizeof(path), "%s/dev", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/dev/railbind", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	/* Bigger than the first read buffer, so the growth path runs; record i+1 is dev i. */
+	fputs("railbind format=1\n", f);
+	for (i = 0; i < 3000; i++)
+		fprintf(f, "dev pci=0000:%02zx:%02zx.0 kind=nic numa=-1\n", i / 32, i % 32);
+	fputs("end records=3002\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(aff_kmod_snapshot_read(root, &snap, NULL, 0), 0);
+	assert_int_equal(aff_kmod_snapshot_count(snap), 3002);
+	assert_string_equal(aff_kmod_rec_get(aff_kmod_snapshot_rec(snap, 3000), "pci"),
+			    "0000:5d:17.0");
+	aff_kmod_snapshot_free(snap);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/dev", root);
+	rmdir(path);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_nul_and_len),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_short_err),
+		cmocka_unit_test(test_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Boot Debian's kernel matching the headers in $2 under QEMU (TCG only)
+# with the emulated GPU/NIC topology of tests/vm/topology.py and run the
+# railbind.ko scenarios in it; prints TAP. Usage: run.sh LABEL KDIR
+set -eu
+
+label=$1
+kdir=$2
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cache=$here/cache
+rel=$(basename "$kdir" | sed 's/^linux-headers-//')
+work=$top/build/vm/$rel
+
+die() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+for tool in qemu-system-x86_64 dpkg-deb depmod cpio /usr/bin/python3; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool not installed (run tests/vm/deps.sh)"
+done
+[ -x /bin/busybox ] || die "busybox-static not installed (run tests/vm/deps.sh)"
+[ -f "$top/build/kmod-$label/kmod/railbind.ko" ] || die "railbind.ko for $label not built"
+
+# Debian's kernel image, fetched once into the (gitignored) cache.
+mkdir -p "$cache" "$work"
+deb=$(ls "$cache"/linux-image-"$rel"_*.deb 2>/dev/null | head -n 1 || true)
+if [ -z "$deb" ]; then
+	(cd "$cache" && apt-get download -q "linux-image-$rel" >/dev/null 2>&1) ||
+		die "cannot download linux-image-$rel into $cache"
+	deb=$(ls "$cache"/linux-image-"$rel"_*.deb | head -n 1)
+fi
+if [ ! -f "$work/img/boot/vmlinuz-$rel" ] || [ "$deb" -nt "$work/img/boot/vmlinuz-$rel" ]; then
+	rm -rf "$work/img"
+	dpkg-deb -x "$deb" "$work/img"
+	depmod -b "$work/img" "$rel"
+fi
+
+# The initramfs: busybox and the modules that reach the host root over 9p.
+"$here/mkinitramfs.sh" "$work/img" "$rel" "$work/initrd.gz"
+
+# The test provider module, built for this kernel outside the source tree.
+mkdir -p "$work/provider"
+cp "$here/provider/Kbuild" "$here/provider/"*.[ch] "$work/provider/"
+cp "$top/kmod/railbind_api.h" "$work/provider/"
+make -s -C "$kdir" M="$work/provider" W=1 modules >"$work/provider.log" 2>&1 ||
+	die "test provider does not build: see $work/provider.log"
+
+exec /usr/bin/python3 -B "$here/vmdrive.py" --label "$label" --release "$rel" \
+	--kernel "$work/img/boot/vmlinuz-$rel" --initrd "$work/initrd.gz" \
+	--top "$top" --work "$work"

@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Host side of the QEMU tests: boot the guest (TCG only), relay its TAP
+to stdout and carry out the QMP commands it asks for ("@@qmp {json}")."""
+import argparse
+import json
+import os
+import selectors
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import topology  # noqa: E402
+
+
+class Qmp:
+    def __init__(self, path):
+        self.sock = None
+        self.path = path
+        self.buf = b""
+
+    def connect(self, deadline):
+        while time.time() < deadline:
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(self.path)
+                self.sock = s
+                self.sock.settimeout(30)
+                self._read()  # greeting
+                self.cmd({"execute": "qmp_capabilities"})
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("no QMP socket")
+
+    def _read(self):
+        while b"\n" not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise RuntimeError("QMP closed")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def cmd(self, obj):
+        self.sock.sendall(json.dumps(obj).encode() + b"\n")
+        while True:
+            msg = self._read()
+            if "return" in msg or "error" in msg:
+                return msg
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for opt in ("label", "release", "kernel", "initrd", "top", "work"):
+        ap.add_argument("--" + opt, required=True)
+    ap.add_argument("--timeout", type=int, default=int(os.environ.get("RAILBIND_VM_TIMEOUT", "900")))
+    a = ap.parse_args()
+
+    qmp_path = os.path.join(a.work, "qmp.sock")
+    if os.path.exists(qmp_path):
+        os.unlink(qmp_path)
+    log = open(os.path.join(a.work, "console.log"), "w")
+    cmdline = "console=ttyS0 loglevel=4 panic=1 rb.top=%s rb.label=%s" % (a.top, a.label)
+    # TCG only: nested KVM hangs on the CI hosts.
+    qemu = [
+        "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg,thread=multi",
+        "-cpu", "max", "-smp", "2,sockets=2,cores=1,threads=1", "-m", "1024",
+        "-object", "memory-backend-ram,id=m0,size=512M",
+        "-object", "memory-backend-ram,id=m1,size=512M",
+        "-numa", "node,nodeid=0,cpus=0,memdev=m0",
+        "-numa", "node,nodeid=1,cpus=1,memdev=m1",
+        "-nodefaults", "-display", "none", "-no-reboot",
+        "-serial", "stdio", "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+        "-kernel", a.kernel, "-initrd", a.initrd, "-append", cmdline,
+        "-fsdev", "local,id=hostfs,path=/,security_model=none,readonly=on,multidevs=remap",
+        "-device", "virtio-9p-pci,fsdev=hostfs,mount_tag=hostroot,bus=pcie.0,addr=0x10",
+    ] + topology.qemu_devices()
+    start = time.time()
+    p = subprocess.Popen(qemu, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    qmp = Qmp(qmp_path)
+    qmp.connect(start + 30)
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    pending = b""
+    failed = 0
+    done = None
+    plan = None
+    seen = 0
+    while done is None:
+        if time.time() - start > a.timeout:
+            print("not ok - %s: the VM did not finish in %d s" % (a.label, a.timeout))
+            failed += 1
+            break
+        if not sel.select(timeout=1):
+            if p.poll() is not None:
+                break
+            continue
+        data = os.read(p.stdout.fileno(), 65536)
+        if not data:
+            break
+        pending += data
+        while b"\n" in pending:
+            raw, pending = pending.split(b"\n", 1)
+            line = raw.decode("utf-8", "replace").rstrip("\r")
+            log.write(line + "\n")
+            log.flush()
+            if line.startswith("@@qmp "):
+                reply = qmp.cmd(json.loads(line[6:]))
+                if "error" in reply:
+                    print("# qmp error: %s" % reply["error"])
+            elif line.startswith("@@done"):
+                done = line
+            elif line.startswith(("ok ", "not ok ")):
+                seen += 1
+                if line.startswith("not ok") and "# TODO" not in line:
+                    failed += 1
+                print(line, flush=True)
+            elif line.startswith("1.."):
+                plan = int(line[3:].split()[0])
+                print(line, flush=True)
+            elif line.startswith(("# ", "Bail out!")):
+                print(line, flush=True)
+                if line.startswith("Bail out!"):
+                    failed += 1
+            elif ("BUG:" in line or "WARNING:" in line or "Oops" in line
+                  or "Kernel panic" in line or "Call Trace" in line):
+                print("# console: " + line, flush=True)
+    try:
+        p.kill()
+    except OSError:
+        pass
+    p.wait()
+    print("# %s: %s in %.0f s (console log: %s)" % (
+        a.label, done or "no result", time.time() - start,
+        os.path.join(a.work, "console.log")))
+    if plan is None or seen != plan:
+        print("not ok - %s: %s of %s planned tests reported" % (a.label, seen, plan))
+        failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
