@@ -556,10 +556,16 @@ def scenario_cli(top, ep):
         skip("audit and plan in the guest", "endpoints not found")
         return
     import json
+    # virtio-gpu (1af4:1050, class 0380) stands in for a GPU and e1000e has
+    # no RDMA device: say so in a site config, as an operator would.
+    conf = "/tmp/railbind-vm.conf"
+    with open(conf, "w") as f:
+        f.write("accelerator = 1af4:1050\nethernet-rails = yes\n")
+    os.chmod(conf, 0o644)
     rp = ep["gpu1"]["chain"].split(",")[0]
     run(["setpci", "-s", rp, "ECAP0d+6.w=000d"])
     try:
-        r = run(NOBODY + [cli, "audit", "--json"])
+        r = run(NOBODY + [cli, "audit", "--config", conf, "--json"])
         try:
             doc = json.loads(r.stdout)
         except ValueError:
@@ -571,7 +577,7 @@ def scenario_cli(top, ep):
             r.stdout[:800])
     finally:
         run(["setpci", "-s", rp, "ECAP0d+6.w=0000"])
-    r = run(NOBODY + [cli, "plan", "--json"])
+    r = run(NOBODY + [cli, "plan", "--config", conf, "--json"])
     try:
         doc = json.loads(r.stdout)
     except ValueError:
