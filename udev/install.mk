@@ -94,3 +94,12 @@ dkms-uninstall:
 check-install: all
 	BUILD=$(BUILD) KDIR=$(KDIR) $(TOP)/tests/boot/install-test.sh
 CHECKS += check-install
+
+# The boot test (tests/boot/run.sh): a Debian 12 guest with railbind
+# installed as on a node, booted under QEMU TCG. Needs root (skips
+# without); about 1.5-2 minutes on two cores with the rootfs cached, plus
+# about 1.5 minutes the first time, to debootstrap it into tests/boot/cache/.
+.PHONY: check-boot
+check-boot: all
+	$(TOP)/tests/boot/run.sh $(KDIR)
+CHECKS += check-boot
