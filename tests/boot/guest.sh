@@ -62,7 +62,7 @@ has_cmd run && has_cmd status && runst= || runst="railbind run/status not on mai
 brk=$(printf '%s\n' "$broker" "$runst" | grep . | paste -sd ';' | sed 's/;/; /g')
 
 echo "@@booted"
-echo "1..23"
+echo "1..24"
 echo "# guest: $(uname -r), $(systemctl is-system-running 2>&1)"
 
 # --- 1. at boot: the module, its device, the units --------------------------
@@ -98,6 +98,26 @@ else
 	tap "$([ "$bnd" = 0000000000200000 ]; echo $?)" \
 		"railbindd runs with CAP_SYS_ADMIN as its only capability" "CapBnd $bnd"
 fi
+
+# The unit's sandbox, with a probe in place of the broker: the [Service]
+# hardening lines of the installed unit, as systemd-run properties.
+props=$(sed -n '/^\[Service\]/,/^\[/p' /usr/lib/systemd/system/railbindd.service |
+	grep -E '^(Capability|Ambient|NoNewPriv|Protect|Private|Device|Restrict|IPAddress|Lock|Memory|SystemCall|UMask)' |
+	sed "s/^/-p '/; s/\$/'/" | tr '\n' ' ')
+cat >/run/railbind-probe.sh <<PROBE
+head -c 1 /dev/railbind >/dev/null && echo dev
+[ "\$(cat $(ls -d /sys/bus/pci/devices/*/config | head -n 1) | wc -c)" -gt 64 ] && echo config
+head -n 1 /proc/1/status >/dev/null && echo proc
+ls /sys/class/net >/dev/null && echo net
+touch /etc/railbind-probe 2>/dev/null || echo etc-ro
+grep ^CapEff: /proc/self/status
+PROBE
+out=$(eval systemd-run --quiet --wait --pipe --collect "$props" -- /bin/sh /run/railbind-probe.sh 2>&1)
+exp=$(printf 'dev\nconfig\nproc\nnet\netc-ro\nCapEff:\t0000000000200000')
+tap "$([ "$out" = "$exp" ]; echo $?)" \
+	"railbindd.service's sandbox reads /dev/railbind, all PCI config space, /proc, /sys; /etc read-only; CAP_SYS_ADMIN only" \
+	"$props
+$out"
 
 # udev loads the module when an RDMA NIC appears: a Soft-RoCE device on
 # the e1000e NIC is one.
