@@ -214,7 +214,7 @@ fi
 modprobe railbind
 udevadm settle -t 30
 st=$(stat -c '%a' /dev/railbind 2>&1)
-t "modprobe railbind: /dev/railbind back, 0444 again (udev rule)" test "$st" = 444
+t "modprobe railbind: /dev/railbind back, 0444 again" test "$st" = 444
 if [ -n "$brk" ]; then
 	skip "the broker goes back to the module on modprobe" "$brk"
 else
