@@ -4,7 +4,7 @@
 #   make                build everything userspace into build/
 #   make check          unit, corpus and CLI tests
 #   make SANITIZE=1 ... the same with ASan+UBSan, into build-asan/
-VERSION := 0.1
+VERSION := 0.1.0
 TOP := $(CURDIR)
 ifeq ($(SANITIZE),1)
 BUILD ?= $(TOP)/build-asan
