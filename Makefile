@@ -36,6 +36,9 @@ DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
 LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
 	input.c paths.c assign.c cpusplit.c plan.c json.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c
+# The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
+LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
+CLI_SRCS += audit.c
 
 .DEFAULT_GOAL := all
 

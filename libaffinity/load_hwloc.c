@@ -177,6 +177,34 @@ static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
 	return i;
 }
 
+/* RailbindUnreadable="acs,link": what discovery could not read there. */
+static unsigned unreadable_of(hwloc_obj_t o)
+{
+	static const struct {
+		const char *word;
+		unsigned bit;
+	} words[] = {
+		{ "acs", AFF_UNREADABLE_ACS },
+		{ "link", AFF_UNREADABLE_LINK },
+		{ "numa", AFF_UNREADABLE_NUMA },
+		{ "iommu", AFF_UNREADABLE_IOMMU },
+	};
+	const char *s = info(o, "RailbindUnreadable");
+	unsigned bits = 0;
+	size_t k, n;
+
+	while (s && *s) {
+		n = strcspn(s, ",");
+		for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+			if (strlen(words[k].word) == n && !strncmp(s, words[k].word, n))
+				bits |= words[k].bit;
+		s += n;
+		if (*s)
+			s++;
+	}
+	return bits;
+}
+
 static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 {
 	struct aff_dev *d = &t->dev[i];
@@ -188,6 +216,7 @@ static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 	d->link_width = info_int(o, "RailbindLinkWidth", 0);
 	d->link_width_cap = info_int(o, "RailbindLinkWidthCap", 0);
 	d->acs_ctl = info_int(o, "RailbindACSCtl", -1);
+	d->unreadable = unreadable_of(o);
 	if (dup_info(&d->iommu_type, o, "RailbindIOMMUGroupType") < 0)
 		return -ENOMEM;
 	d->loc = io_locality(t, o, numa_raw);
@@ -359,6 +388,46 @@ static int load_cpus(struct aff_topo *t)
 	return 0;
 }
 
+/* "gpu=A nic=B route=R maps=N bytes=N" (the module's peer record keys). */
+static void parse_peer(const char *s, struct aff_peer *p)
+{
+	char key[16], val[32];
+	int n;
+
+	memset(p, 0, sizeof(*p));
+	while (sscanf(s, " %15[a-z_]=%31s%n", key, val, &n) == 2) {
+		s += n;
+		if (!strcmp(key, "gpu") && strcmp(val, "-"))
+			snprintf(p->gpu, sizeof(p->gpu), "%.15s", val);
+		else if (!strcmp(key, "nic"))
+			snprintf(p->nic, sizeof(p->nic), "%.15s", val);
+		else if (!strcmp(key, "route"))
+			snprintf(p->route, sizeof(p->route), "%.15s", val);
+		else if (!strcmp(key, "maps"))
+			p->maps = strtol(val, NULL, 10);
+		else if (!strcmp(key, "bytes"))
+			p->bytes = strtoll(val, NULL, 10);
+	}
+}
+
+static int load_peers(struct aff_topo *t, hwloc_obj_t root)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < root->infos_count; i++)
+		if (!strcmp(root->infos[i].name, "RailbindPeer"))
+			n++;
+	if (!n)
+		return 0;
+	t->peer = calloc(n, sizeof(*t->peer));
+	if (!t->peer)
+		return -ENOMEM;
+	for (i = 0; i < root->infos_count; i++)
+		if (!strcmp(root->infos[i].name, "RailbindPeer") && root->infos[i].value)
+			parse_peer(root->infos[i].value, &t->peer[t->npeer++]);
+	return 0;
+}
+
 int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen)
 {
@@ -379,7 +448,9 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 	if (host && !(t->host = strdup(host)))
 		return -ENOMEM;
 	if (dup_info(&t->peer_memory, root, "RailbindPeerMemory") < 0 ||
-	    dup_info(&t->kmod, root, "RailbindKmod") < 0)
+	    dup_info(&t->kmod, root, "RailbindKmod") < 0 || load_peers(t, root) < 0)
 		return -ENOMEM;
+	/* A railbind snapshot, the live node annotated, or an rbgen fixture. */
+	t->extras = info(root, "RailbindSnapshotVersion") || t->peer_memory || t->kmod;
 	return aff_topo_finish(t, err, errlen);
 }
