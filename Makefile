@@ -48,6 +48,7 @@ CHECKS :=
 -include $(TOP)/tests/gen/gen.mk
 -include $(TOP)/kmod/kmod.mk
 -include $(TOP)/bench/bench.mk
+-include $(TOP)/tests/audit/audit.mk
 
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
 CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))

@@ -205,9 +205,66 @@ static unsigned unreadable_of(hwloc_obj_t o)
 	return bits;
 }
 
+/*
+ * A Railbind* value that is present but malformed is bad input, refused with
+ * its name and object, never read as "unknown": the audit would otherwise
+ * pass a snapshot someone edited wrongly.
+ */
+static bool bad_value(hwloc_obj_t o, const char *name, double lo, double hi, bool hex,
+		      bool integer)
+{
+	const char *s = info(o, name);
+	char *end;
+	double v;
+
+	if (!s)
+		return false;
+	if (hex && strncmp(s, "0x", 2))
+		return true;
+	errno = 0;
+	v = integer || hex ? (double)strtol(s, &end, 0) : strtod(s, &end);
+	return !*s || *end || errno || v < lo || v > hi;
+}
+
+static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t o)
+{
+	static const struct {
+		const char *name, *want;
+		double lo, hi;
+		bool hex, integer;
+	} rules[] = {
+		{ "RailbindLinkSpeed", "GT/s (e.g. 16.0)", 0, 256, false, false },
+		{ "RailbindLinkSpeedCap", "GT/s (e.g. 16.0)", 0, 256, false, false },
+		{ "RailbindLinkWidth", "lanes (0-64)", 0, 64, false, true },
+		{ "RailbindLinkWidthCap", "lanes (0-64)", 0, 64, false, true },
+		{ "RailbindACSCtl", "a 16-bit hex register (e.g. 0x001d)", 0, 0xffff, true, true },
+		{ "RailbindNumaNode", "a NUMA node number or -1", -1, INT_MAX, false, true },
+	};
+	const char *iommu = info(o, "RailbindIOMMUGroupType");
+	size_t k;
+
+	for (k = 0; k < sizeof(rules) / sizeof(rules[0]); k++)
+		if (bad_value(o, rules[k].name, rules[k].lo, rules[k].hi, rules[k].hex,
+			      rules[k].integer)) {
+			snprintf(t->bad_info, sizeof(t->bad_info), "%s=\"%.24s\" on %s, expected %s",
+				 rules[k].name, info(o, rules[k].name), d->pci, rules[k].want);
+			return -EINVAL;
+		}
+	if (iommu && (!*iommu || strpbrk(iommu, " \t\n"))) {
+		snprintf(t->bad_info, sizeof(t->bad_info),
+			 "RailbindIOMMUGroupType=\"%.24s\" on %s, expected one word (identity, DMA, ...)",
+			 iommu, d->pci);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 {
 	struct aff_dev *d = &t->dev[i];
+
+	if (check_infos(t, d, o) < 0)
+		return -EINVAL;
 	int numa_raw = info_int(o, "RailbindNumaNode", INT_MIN);
 
 	d->numa_raw = numa_raw;
@@ -432,16 +489,23 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen)
 {
 	hwloc_obj_t root = hwloc_get_root_obj(hw);
-	const char *host;
+	const char *host, *pm;
 	int rc;
 
 	t->hw = hw;
 	rc = load_cpus(t);
 	if (!rc)
 		rc = walk_normal(t, root);
+	if (rc < 0 && t->bad_info[0])
+		return aff_seterr(err, errlen, -rc, "%s: %s", t->source, t->bad_info);
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "%s: %s", t->source,
 				  strerror(-rc));
+	pm = info(root, "RailbindPeerMemory");
+	if (pm && strcmp(pm, "nvidia_peermem") && strcmp(pm, "dmabuf") && strcmp(pm, "none"))
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: RailbindPeerMemory=\"%.24s\", expected nvidia_peermem, dmabuf or none",
+				  t->source, pm);
 	host = info(root, "RailbindHostname");
 	if (!host)
 		host = info(root, "HostName");

@@ -129,6 +129,7 @@ struct aff_topo {
 	char *peer_memory;	/* RailbindPeerMemory, NULL when unknown */
 	char *kmod;		/* RailbindKmod */
 	bool extras;		/* the source carries Railbind* attributes */
+	char bad_info[160];	/* load_hwloc.c: a Railbind* value that does not parse */
 	struct aff_peer *peer;	/* RailbindPeer records */
 	size_t npeer;
 };

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# railbind audit's tests. Included by the top-level Makefile (TOP, BUILD,
+# RAILBIND, RBGEN_FIXTURES, VALGRIND). check-audit runs in `make check`,
+# again under ASan+UBSan, and the audit of every fixture under valgrind.
+RAILBIND_TOPOLOGIES ?= $(TOP)/../shared/topologies
+AUDIT_FIXTURES := $(filter $(BUILD)/fixtures/audit-%,$(RBGEN_FIXTURES))
+
+.PHONY: check-audit check-audit-asan check-audit-valgrind
+check-audit: $(RAILBIND) $(RBGEN_FIXTURES)
+	RAILBIND=$(RAILBIND) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
+		sh $(TOP)/tests/audit/run.sh
+
+check-audit-asan:
+	$(MAKE) SANITIZE=1 check-audit
+
+check-audit-valgrind: $(RAILBIND) $(RBGEN_FIXTURES)
+	@set -e; for f in $(RBGEN_FIXTURES) --prom --nfd; do o=--json; \
+		case $$f in --*) o=$$f; f=$(BUILD)/fixtures/audit-acs.xml ;; esac; \
+		rc=0; $(VALGRIND) $(RAILBIND) audit $$o --input $$f > /dev/null || rc=$$?; \
+		test $$rc -le 3 || { echo "check-audit-valgrind: $$o $$f (exit $$rc)"; exit 1; }; \
+		done; \
+	echo "check-audit-valgrind: $(words $(RBGEN_FIXTURES)) fixtures clean"
+
+CHECKS += check-audit check-audit-asan check-audit-valgrind
