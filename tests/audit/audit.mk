@@ -9,6 +9,7 @@ AUDIT_FIXTURES := $(filter $(BUILD)/fixtures/audit-%,$(RBGEN_FIXTURES))
 check-audit: $(RAILBIND) $(RBGEN_FIXTURES)
 	RAILBIND=$(RAILBIND) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
 		sh $(TOP)/tests/audit/run.sh
+	RAILBIND=$(RAILBIND) BUILD=$(BUILD) bash $(TOP)/tests/audit/nhc.sh
 
 check-audit-asan:
 	$(MAKE) SANITIZE=1 check-audit
