@@ -170,8 +170,13 @@ static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
 			rdma = true;
 		}
 	}
-	/* A network device with no verbs device: a candidate Ethernet rail. */
-	if (!rdma && t->dev[i].has_net && (pa->class_id >> 8) == 0x02 &&
+	/*
+	 * A network device with no verbs device: a candidate Ethernet rail
+	 * (kept only when the config says ethernet-rails or names it). One with
+	 * no driver bound yet has no interface, but it is where it is on PCIe:
+	 * the audit judges the hardware layout, so it stays a candidate too.
+	 */
+	if (!rdma && (pa->class_id >> 8) == 0x02 &&
 	    aff_topo_add_rail(t, i, t->dev[i].netdev, 0, false) < 0)
 		return -ENOMEM;
 	return i;
