@@ -331,7 +331,6 @@ static int acs_from_kmod(struct annotator *an, hwloc_obj_t obj)
 	snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.%01x", pci->domain, pci->bus, pci->dev,
 		 pci->func);
 	while ((rec = aff_kmod_snapshot_next(an->kmod, "dev", &i))) {
-		i++;
 		if (!aff_kmod_rec_get(rec, "pci") || strcmp(aff_kmod_rec_get(rec, "pci"), bdf))
 			continue;
 		ctl = aff_kmod_rec_get(rec, "acs_ctl");
@@ -637,7 +636,6 @@ static int annotate_peers(struct annotator *an, hwloc_obj_t obj)
 		const char *maps = aff_kmod_rec_get(rec, "maps");
 		const char *bytes = aff_kmod_rec_get(rec, "bytes");
 
-		i++;
 		if (!nic || !maps)
 			continue;
 		snprintf(val, sizeof(val), "gpu=%.15s nic=%.15s route=%.15s maps=%.20s bytes=%.20s",

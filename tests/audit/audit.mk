@@ -5,9 +5,15 @@
 RAILBIND_TOPOLOGIES ?= $(TOP)/../shared/topologies
 AUDIT_FIXTURES := $(filter $(BUILD)/fixtures/audit-%,$(RBGEN_FIXTURES))
 
+AUDIT_KMODFEED := $(BUILD)/tests/audit-kmodfeed
+$(AUDIT_KMODFEED): $(TOP)/tests/audit/kmodfeed.c $(LIBAFF_A)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS)
+
 .PHONY: check-audit check-audit-asan check-audit-valgrind
-check-audit: $(RAILBIND) $(RBGEN_FIXTURES)
+check-audit: $(RAILBIND) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
 	RAILBIND=$(RAILBIND) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
+		KMODFEED=$(AUDIT_KMODFEED) \
 		sh $(TOP)/tests/audit/run.sh
 	RAILBIND=$(RAILBIND) BUILD=$(BUILD) bash $(TOP)/tests/audit/nhc.sh
 

@@ -138,6 +138,59 @@ run --json -i "$tmp/noacs.xml"
 if [ "$(jq -r '.summary["acs-redirect"]' "$tmp/out")" = unknown ] && [ "$rc" -eq 0 ]; then ok
 else bad "unreadable ACS: rc=$rc $(jq -c .summary "$tmp/out")"; fi
 
+# A snapshot of this machine audits as the machine itself does.
+if "$RAILBIND" snapshot -o "$tmp/snap.xml" 2>/dev/null; then
+	run --json
+	jq -S '{checks, undecided, summary, status}' "$tmp/out" >"$tmp/live.json" 2>/dev/null
+	r1=$rc
+	run --json -i "$tmp/snap.xml"
+	jq -S '{checks, undecided, summary, status}' "$tmp/out" >"$tmp/snap.json" 2>/dev/null
+	if [ "$rc" -eq "$r1" ] && [ -s "$tmp/live.json" ] && cmp -s "$tmp/live.json" "$tmp/snap.json"; then ok
+	else bad "snapshot of this machine audits differently (rc $r1 live, $rc snapshot)"; fi
+else
+	echo "audit: railbind snapshot failed here, skipping the live/snapshot comparison"
+fi
+
+# The module's snapshot feeds what sysfs would not give an unprivileged
+# reader: ACS control of switch A's ports and peer records. A root with
+# /dev/railbind and no readable config space is exactly that reader.
+if [ -n "${KMODFEED:-}" ]; then
+	mkdir -p "$tmp/root/dev"
+	cat >"$tmp/root/dev/railbind" <<'EOF'
+railbind format=1 version=0.1.0 generation=1 kernel=6.1.0 peer_provider=nvidia peer_state=armed
+hostbridge name=pci0000:01 domain=0000 bus=01 numa=0 vendor=- device=-
+dev pci=0000:01:01.0 kind=bridge type=root_port acs_cap=0x005f acs_ctl=0x0000 acs_redirect=0
+dev pci=0000:02:00.0 kind=bridge type=upstream acs_cap=- acs_ctl=- acs_redirect=-
+dev pci=0000:03:00.0 kind=bridge type=downstream acs_cap=0x005f acs_ctl=0x001d acs_redirect=1
+dev pci=0000:03:01.0 kind=bridge type=downstream acs_cap=0x005f acs_ctl=0x0000 acs_redirect=0
+dev pci=0000:04:00.0 kind=gpu type=endpoint acs_cap=- acs_ctl=- acs_redirect=-
+dev pci=0000:05:00.0 kind=nic type=endpoint acs_cap=- acs_ctl=- acs_redirect=-
+peer gpu=0000:04:00.0 nic=0000:85:00.0 route=nvidia exporter=- attachments=0 maps=2 bytes=131072
+peer gpu=0000:04:00.0 nic=0000:05:00.0 route=nvidia exporter=- attachments=0 maps=1 bytes=65536
+peerstat maps=3 unmaps=0 freed_without_unmap=0 overflow=0 missed=0 nvidia=armed dmabuf=armed
+end records=12
+EOF
+	grep -v 'name="RailbindACSCtl"' "$FIX/audit-ok.xml" >"$tmp/noacs-src.xml"
+	if "$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed.xml" >"$tmp/feed.out" 2>"$tmp/feed.err"; then
+		run --json -i "$tmp/fed.xml"
+		if jq -e '[.checks[] | select(.id == "acs-redirect" and .severity == "fail") | .subject] == ["0000:03:00.0"]' "$tmp/out" >/dev/null &&
+		    jq -e '[.checks[] | select(.id == "peer-cross-path") | .severity] == ["warn"]' "$tmp/out" >/dev/null &&
+		    [ "$(grep -c 'name="RailbindPeer"' "$tmp/fed.xml")" = 2 ] &&
+		    grep -q 'name="RailbindUnreadable" value="acs"' "$tmp/fed.xml" &&
+		    grep -q '^acs_unreadable=[1-9]' "$tmp/feed.out"; then ok
+		else bad "module feed: $(cat "$tmp/feed.out") $(jq -c '[.checks[] | select(.severity != "ok") | [.id, .subject]]' "$tmp/out")"; fi
+		# Without the module: the ports' ACS unreadable, acs-redirect undecided, no peers.
+		rm "$tmp/root/dev/railbind"
+		"$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed2.xml" >/dev/null 2>&1
+		run --json -i "$tmp/fed2.xml"
+		if [ "$(jq -r '.summary["acs-redirect"]' "$tmp/out")" = unknown ] &&
+		    ! grep -q 'name="RailbindPeer"' "$tmp/fed2.xml"; then ok
+		else bad "no module: acs-redirect $(jq -r '.summary["acs-redirect"]' "$tmp/out")"; fi
+	else
+		bad "kmodfeed: $(cat "$tmp/feed.err")"
+	fi
+fi
+
 # --prom-file: written atomically, the same text --prom prints.
 run --prom -i "$FIX/audit-acs.xml"
 cp "$tmp/out" "$tmp/prom.want"
