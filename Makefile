@@ -59,6 +59,9 @@ RAILBIND := $(BUILD)/railbind
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).
 CHECKS += kmod kmod-6.12 check-kmod-style
+# The module in real 6.1 and 6.12 kernels under QEMU, railbind audit in the guest
+# as nobody included (tests/vm; about a minute per kernel).
+CHECKS += check-vm
 
 .PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
