@@ -17,7 +17,8 @@ check-audit: $(RAILBIND) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
 		sh $(TOP)/tests/audit/run.sh
 	RAILBIND=$(RAILBIND) BUILD=$(BUILD) bash $(TOP)/tests/audit/nhc.sh
 
-check-audit-asan:
+# After check-asan: two sub-makes must not build build-asan/ at once (make -j2).
+check-audit-asan: check-asan
 	$(MAKE) SANITIZE=1 check-audit
 
 check-audit-valgrind: $(RAILBIND) $(RBGEN_FIXTURES)
