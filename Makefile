@@ -36,6 +36,9 @@ DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
 LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
 	input.c paths.c assign.c cpusplit.c plan.c json.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c
+# The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
+LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
+CLI_SRCS += audit.c
 
 .DEFAULT_GOAL := all
 
@@ -46,6 +49,7 @@ CHECKS :=
 -include $(TOP)/kmod/kmod.mk
 -include $(TOP)/bench/bench.mk
 -include $(TOP)/udev/install.mk
+-include $(TOP)/tests/audit/audit.mk
 
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
 CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
@@ -56,6 +60,9 @@ RAILBIND := $(BUILD)/railbind
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).
 CHECKS += kmod kmod-6.12 check-kmod-style
+# The module in real 6.1 and 6.12 kernels under QEMU, railbind audit in the guest
+# as nobody included (tests/vm; about a minute per kernel).
+CHECKS += check-vm
 
 .PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc

@@ -14,6 +14,7 @@
 static const struct rb_cmd commands[] = {
 	{ "topo", cmd_topo, "GPU x NIC path matrix with CPU and NUMA affinity" },
 	{ "plan", cmd_plan, "the plan of every local rank" },
+	{ "audit", cmd_audit, "check the NUMA/PCIe layout (exit 0 ok, 1 warn, 2 fail, 3 unknown)" },
 	{ "snapshot", cmd_snapshot, "this node as hwloc XML with railbind's attributes" },
 	{ NULL, NULL, NULL },
 };

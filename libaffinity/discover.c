@@ -20,6 +20,7 @@
 #include <hwloc.h>
 
 #include "discover.h"
+#include "kmod_snapshot.h"
 #include "pcicfg.h"
 
 struct annotator {
@@ -27,7 +28,15 @@ struct annotator {
 	size_t rootlen;
 	bool real_root;
 	struct aff_discover_report *rep;
+	struct aff_kmod_snapshot *kmod;	/* railbind.ko's view, NULL without the module */
+	unsigned unreadable;		/* AFF_UNREADABLE_* of the object being annotated */
 };
+
+/* What could not be read on one object, recorded so a snapshot's audit knows too. */
+#define UNREADABLE_ACS		1u
+#define UNREADABLE_LINK		2u
+#define UNREADABLE_NUMA		4u
+#define UNREADABLE_IOMMU	8u
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -202,8 +211,10 @@ static int annotate_link(struct annotator *an, hwloc_obj_t obj, const char *dev)
 			return ret;
 	}
 	/* A function hwloc saw but sysfs lacks altogether is unknown, not conventional. */
-	if (bad || (absent && absent < tried) || (absent && !exists(dev)))
+	if (bad || (absent && absent < tried) || (absent && !exists(dev))) {
 		an->rep->link_unreadable++;
+		an->unreadable |= UNREADABLE_LINK;
+	}
 	return 0;
 }
 
@@ -228,6 +239,7 @@ static int annotate_numa(struct annotator *an, hwloc_obj_t obj, const char *dev)
 
 unreadable:
 	an->rep->numa_unreadable++;
+	an->unreadable |= UNREADABLE_NUMA;
 	return 0;
 }
 
@@ -262,6 +274,7 @@ static int annotate_iommu(struct annotator *an, hwloc_obj_t obj, const char *dev
 
 unreadable:
 	an->rep->iommu_unreadable++;
+	an->unreadable |= UNREADABLE_IOMMU;
 	return 0;
 }
 
@@ -299,6 +312,44 @@ out:
 }
 
 /*
+ * The module reads config space in the kernel, so its snapshot has ACS control for
+ * readers who may not read beyond 64 bytes of sysfs "config". 1: taken, 0: the module
+ * says the port has no ACS capability, -ENOENT: the module does not know the port.
+ */
+static int acs_from_kmod(struct annotator *an, hwloc_obj_t obj)
+{
+	const struct hwloc_pcidev_attr_s *pci = &obj->attr->bridge.upstream.pci;
+	const struct aff_kmod_rec *rec;
+	const char *ctl;
+	char bdf[16], *end;
+	size_t i = 0;
+	unsigned long v;
+	int ret;
+
+	if (!an->kmod)
+		return -ENOENT;
+	snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.%01x", pci->domain, pci->bus, pci->dev,
+		 pci->func);
+	while ((rec = aff_kmod_snapshot_next(an->kmod, "dev", &i))) {
+		if (!aff_kmod_rec_get(rec, "pci") || strcmp(aff_kmod_rec_get(rec, "pci"), bdf))
+			continue;
+		ctl = aff_kmod_rec_get(rec, "acs_ctl");
+		if (!ctl)
+			return -ENOENT;
+		if (!strcmp(ctl, "-"))
+			return 0;
+		errno = 0;
+		v = strtoul(ctl, &end, 16);
+		if (errno || *end || v > 0xffff)
+			return -ENOENT;
+		snprintf(bdf, sizeof(bdf), "0x%04lx", v);
+		ret = add_info(obj, AFF_INFO_ACS_CTL, bdf);
+		return ret < 0 ? ret : 1;
+	}
+	return -ENOENT;
+}
+
+/*
  * Only ports (PCI-to-PCI bridges) are looked at: ACS on the bridges between a GPU and
  * its NIC decides whether peer-to-peer traffic is redirected to the root complex.
  */
@@ -333,8 +384,28 @@ static int annotate_acs(struct annotator *an, hwloc_obj_t obj, const char *dev)
 	return add_info(obj, AFF_INFO_ACS_CTL, val);
 
 unreadable:
+	ret = acs_from_kmod(an, obj);
+	if (ret != -ENOENT)
+		return ret < 0 ? ret : 0;
 	an->rep->acs_unreadable++;
+	an->unreadable |= UNREADABLE_ACS;
 	return 0;
+}
+
+/* RailbindUnreadable="acs,link,...": the audit says which checks it could not decide. */
+static int add_unreadable(hwloc_obj_t obj, unsigned bits)
+{
+	char val[32] = "";
+
+	if (bits & UNREADABLE_ACS)
+		strcat(val, ",acs");
+	if (bits & UNREADABLE_LINK)
+		strcat(val, ",link");
+	if (bits & UNREADABLE_NUMA)
+		strcat(val, ",numa");
+	if (bits & UNREADABLE_IOMMU)
+		strcat(val, ",iommu");
+	return add_info(obj, AFF_INFO_UNREADABLE, val + 1);
 }
 
 static bool is_pci_function(hwloc_obj_t obj)
@@ -357,6 +428,7 @@ static int annotate_pci(struct annotator *an, hwloc_obj_t obj)
 		     pci->domain, pci->bus, pci->dev, pci->func);
 	if (ret < 0)
 		return ret;
+	an->unreadable = 0;
 	ret = annotate_link(an, obj, dev);
 	if (!ret)
 		ret = annotate_numa(an, obj, dev);
@@ -364,6 +436,8 @@ static int annotate_pci(struct annotator *an, hwloc_obj_t obj)
 		ret = annotate_iommu(an, obj, dev);
 	if (!ret && obj->type == HWLOC_OBJ_BRIDGE)
 		ret = annotate_acs(an, obj, dev);
+	if (!ret && an->unreadable)
+		ret = add_unreadable(obj, an->unreadable);
 	return ret;
 }
 
@@ -543,6 +617,36 @@ static const char *peer_memory(const struct annotator *an)
 	return "none";
 }
 
+/*
+ * The module's peer records (a NIC mapping a GPU's memory) as RailbindPeer infos, one
+ * per record, in the module's own key=value words, for the audit's peer-cross-path.
+ */
+static int annotate_peers(struct annotator *an, hwloc_obj_t obj)
+{
+	const struct aff_kmod_rec *rec;
+	size_t i = 0;
+	char val[160];
+	int ret;
+
+	if (!an->kmod || has_info(obj, AFF_INFO_PEER))
+		return 0;
+	while ((rec = aff_kmod_snapshot_next(an->kmod, "peer", &i))) {
+		const char *gpu = aff_kmod_rec_get(rec, "gpu"), *nic = aff_kmod_rec_get(rec, "nic");
+		const char *route = aff_kmod_rec_get(rec, "route");
+		const char *maps = aff_kmod_rec_get(rec, "maps");
+		const char *bytes = aff_kmod_rec_get(rec, "bytes");
+
+		if (!nic || !maps)
+			continue;
+		snprintf(val, sizeof(val), "gpu=%.15s nic=%.15s route=%.15s maps=%.20s bytes=%.20s",
+			 gpu ? gpu : "-", nic, route ? route : "-", maps, bytes ? bytes : "0");
+		ret = hwloc_obj_add_info(obj, AFF_INFO_PEER, val);
+		if (ret < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int annotate_machine(struct annotator *an, hwloc_obj_t obj)
 {
 	char buf[256];
@@ -577,9 +681,12 @@ static int annotate_machine(struct annotator *an, hwloc_obj_t obj)
 			return ret;
 	}
 
-	if (!has_info(obj, AFF_INFO_PEER_MEMORY))
-		return add_info(obj, AFF_INFO_PEER_MEMORY, peer_memory(an));
-	return 0;
+	if (!has_info(obj, AFF_INFO_PEER_MEMORY)) {
+		ret = add_info(obj, AFF_INFO_PEER_MEMORY, peer_memory(an));
+		if (ret < 0)
+			return ret;
+	}
+	return annotate_peers(an, obj);
 }
 
 static void append_note(char *note, size_t len, unsigned count, const char *what)
@@ -623,31 +730,37 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 		an.rootlen--;
 	an.rep = rep ? rep : &local;
 	memset(an.rep, 0, sizeof(*an.rep));
+	/* Without the module (-ENOENT) or with an unreadable snapshot, sysfs alone. */
+	an.kmod = NULL;
+	if (aff_kmod_snapshot_read(an.real_root ? NULL : root, &an.kmod, NULL, 0) < 0)
+		an.kmod = NULL;
 
 	for (obj = NULL; (obj = hwloc_get_next_pcidev(topo, obj));) {
 		ret = annotate_pci(&an, obj);
 		if (ret < 0)
-			return ret;
+			goto out;
 	}
 	for (obj = NULL; (obj = hwloc_get_next_bridge(topo, obj));) {
 		if (!is_pci_function(obj))
 			continue;
 		ret = annotate_pci(&an, obj);
 		if (ret < 0)
-			return ret;
+			goto out;
 	}
 	for (obj = NULL; (obj = hwloc_get_next_osdev(topo, obj));) {
 		if (!is_openfabrics(obj))
 			continue;
 		ret = annotate_ofed(&an, obj);
 		if (ret < 0)
-			return ret;
+			goto out;
 	}
 	ret = annotate_machine(&an, hwloc_get_root_obj(topo));
 	if (ret < 0)
-		return ret;
+		goto out;
 	write_note(an.rep);
-	return 0;
+out:
+	aff_kmod_snapshot_free(an.kmod);
+	return ret;
 }
 
 /* hwloc 2.x reads its alternate root from the environment when the load starts. */

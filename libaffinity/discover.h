@@ -32,6 +32,10 @@
 #define AFF_INFO_KMOD			"RailbindKmod"
 #define AFF_INFO_SNAPSHOT_VERSION	"RailbindSnapshotVersion"
 #define AFF_INFO_HOSTNAME		"RailbindHostname"
+/* On PCI objects: what could not be read there ("acs,link,numa,iommu", any subset). */
+#define AFF_INFO_UNREADABLE		"RailbindUnreadable"
+/* On the Machine, one per railbind.ko peer record: "gpu=A nic=B route=R maps=N bytes=N". */
+#define AFF_INFO_PEER			"RailbindPeer"
 
 #define AFF_SNAPSHOT_VERSION		1
 

@@ -170,16 +170,106 @@ static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
 			rdma = true;
 		}
 	}
-	/* A network device with no verbs device: a candidate Ethernet rail. */
-	if (!rdma && t->dev[i].has_net && (pa->class_id >> 8) == 0x02 &&
+	/*
+	 * A network device with no verbs device: a candidate Ethernet rail
+	 * (kept only when the config says ethernet-rails or names it). One with
+	 * no driver bound yet has no interface, but it is where it is on PCIe:
+	 * the audit judges the hardware layout, so it stays a candidate too.
+	 */
+	if (!rdma && (pa->class_id >> 8) == 0x02 &&
 	    aff_topo_add_rail(t, i, t->dev[i].netdev, 0, false) < 0)
 		return -ENOMEM;
 	return i;
 }
 
+/* RailbindUnreadable="acs,link": what discovery could not read there. */
+static unsigned unreadable_of(hwloc_obj_t o)
+{
+	static const struct {
+		const char *word;
+		unsigned bit;
+	} words[] = {
+		{ "acs", AFF_UNREADABLE_ACS },
+		{ "link", AFF_UNREADABLE_LINK },
+		{ "numa", AFF_UNREADABLE_NUMA },
+		{ "iommu", AFF_UNREADABLE_IOMMU },
+	};
+	const char *s = info(o, "RailbindUnreadable");
+	unsigned bits = 0;
+	size_t k, n;
+
+	while (s && *s) {
+		n = strcspn(s, ",");
+		for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+			if (strlen(words[k].word) == n && !strncmp(s, words[k].word, n))
+				bits |= words[k].bit;
+		s += n;
+		if (*s)
+			s++;
+	}
+	return bits;
+}
+
+/*
+ * A Railbind* value that is present but malformed is bad input, refused with
+ * its name and object, never read as "unknown": the audit would otherwise
+ * pass a snapshot someone edited wrongly.
+ */
+static bool bad_value(hwloc_obj_t o, const char *name, double lo, double hi, bool hex,
+		      bool integer)
+{
+	const char *s = info(o, name);
+	char *end;
+	double v;
+
+	if (!s)
+		return false;
+	if (hex && strncmp(s, "0x", 2))
+		return true;
+	errno = 0;
+	v = integer || hex ? (double)strtol(s, &end, 0) : strtod(s, &end);
+	return !*s || *end || errno || v < lo || v > hi;
+}
+
+static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t o)
+{
+	static const struct {
+		const char *name, *want;
+		double lo, hi;
+		bool hex, integer;
+	} rules[] = {
+		{ "RailbindLinkSpeed", "GT/s (e.g. 16.0)", 0, 256, false, false },
+		{ "RailbindLinkSpeedCap", "GT/s (e.g. 16.0)", 0, 256, false, false },
+		{ "RailbindLinkWidth", "lanes (0-64)", 0, 64, false, true },
+		{ "RailbindLinkWidthCap", "lanes (0-64)", 0, 64, false, true },
+		{ "RailbindACSCtl", "a 16-bit hex register (e.g. 0x001d)", 0, 0xffff, true, true },
+		{ "RailbindNumaNode", "a NUMA node number or -1", -1, INT_MAX, false, true },
+	};
+	const char *iommu = info(o, "RailbindIOMMUGroupType");
+	size_t k;
+
+	for (k = 0; k < sizeof(rules) / sizeof(rules[0]); k++)
+		if (bad_value(o, rules[k].name, rules[k].lo, rules[k].hi, rules[k].hex,
+			      rules[k].integer)) {
+			snprintf(t->bad_info, sizeof(t->bad_info), "%s=\"%.24s\" on %s, expected %s",
+				 rules[k].name, info(o, rules[k].name), d->pci, rules[k].want);
+			return -EINVAL;
+		}
+	if (iommu && (!*iommu || strpbrk(iommu, " \t\n"))) {
+		snprintf(t->bad_info, sizeof(t->bad_info),
+			 "RailbindIOMMUGroupType=\"%.24s\" on %s, expected one word (identity, DMA, ...)",
+			 iommu, d->pci);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 {
 	struct aff_dev *d = &t->dev[i];
+
+	if (check_infos(t, d, o) < 0)
+		return -EINVAL;
 	int numa_raw = info_int(o, "RailbindNumaNode", INT_MIN);
 
 	d->numa_raw = numa_raw;
@@ -188,6 +278,7 @@ static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 	d->link_width = info_int(o, "RailbindLinkWidth", 0);
 	d->link_width_cap = info_int(o, "RailbindLinkWidthCap", 0);
 	d->acs_ctl = info_int(o, "RailbindACSCtl", -1);
+	d->unreadable = unreadable_of(o);
 	if (dup_info(&d->iommu_type, o, "RailbindIOMMUGroupType") < 0)
 		return -ENOMEM;
 	d->loc = io_locality(t, o, numa_raw);
@@ -359,27 +450,76 @@ static int load_cpus(struct aff_topo *t)
 	return 0;
 }
 
+/* "gpu=A nic=B route=R maps=N bytes=N" (the module's peer record keys). */
+static void parse_peer(const char *s, struct aff_peer *p)
+{
+	char key[16], val[32];
+	int n;
+
+	memset(p, 0, sizeof(*p));
+	while (sscanf(s, " %15[a-z_]=%31s%n", key, val, &n) == 2) {
+		s += n;
+		if (!strcmp(key, "gpu") && strcmp(val, "-"))
+			snprintf(p->gpu, sizeof(p->gpu), "%.15s", val);
+		else if (!strcmp(key, "nic"))
+			snprintf(p->nic, sizeof(p->nic), "%.15s", val);
+		else if (!strcmp(key, "route"))
+			snprintf(p->route, sizeof(p->route), "%.15s", val);
+		else if (!strcmp(key, "maps"))
+			p->maps = strtol(val, NULL, 10);
+		else if (!strcmp(key, "bytes"))
+			p->bytes = strtoll(val, NULL, 10);
+	}
+}
+
+static int load_peers(struct aff_topo *t, hwloc_obj_t root)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < root->infos_count; i++)
+		if (!strcmp(root->infos[i].name, "RailbindPeer"))
+			n++;
+	if (!n)
+		return 0;
+	t->peer = calloc(n, sizeof(*t->peer));
+	if (!t->peer)
+		return -ENOMEM;
+	for (i = 0; i < root->infos_count; i++)
+		if (!strcmp(root->infos[i].name, "RailbindPeer") && root->infos[i].value)
+			parse_peer(root->infos[i].value, &t->peer[t->npeer++]);
+	return 0;
+}
+
 int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen)
 {
 	hwloc_obj_t root = hwloc_get_root_obj(hw);
-	const char *host;
+	const char *host, *pm;
 	int rc;
 
 	t->hw = hw;
 	rc = load_cpus(t);
 	if (!rc)
 		rc = walk_normal(t, root);
+	if (rc < 0 && t->bad_info[0])
+		return aff_seterr(err, errlen, -rc, "%s: %s", t->source, t->bad_info);
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "%s: %s", t->source,
 				  strerror(-rc));
+	pm = info(root, "RailbindPeerMemory");
+	if (pm && strcmp(pm, "nvidia_peermem") && strcmp(pm, "dmabuf") && strcmp(pm, "none"))
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: RailbindPeerMemory=\"%.24s\", expected nvidia_peermem, dmabuf or none",
+				  t->source, pm);
 	host = info(root, "RailbindHostname");
 	if (!host)
 		host = info(root, "HostName");
 	if (host && !(t->host = strdup(host)))
 		return -ENOMEM;
 	if (dup_info(&t->peer_memory, root, "RailbindPeerMemory") < 0 ||
-	    dup_info(&t->kmod, root, "RailbindKmod") < 0)
+	    dup_info(&t->kmod, root, "RailbindKmod") < 0 || load_peers(t, root) < 0)
 		return -ENOMEM;
+	/* A railbind snapshot, the live node annotated, or an rbgen fixture. */
+	t->extras = info(root, "RailbindSnapshotVersion") || t->peer_memory || t->kmod;
 	return aff_topo_finish(t, err, errlen);
 }

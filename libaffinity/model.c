@@ -302,6 +302,7 @@ static void topo_free(struct aff_topo *t)
 	free(t->host);
 	free(t->peer_memory);
 	free(t->kmod);
+	free(t->peer);
 	hwloc_bitmap_free(t->all_cpus);
 	hwloc_bitmap_free(t->all_nodes);
 	if (t->hw)

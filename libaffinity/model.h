@@ -57,6 +57,28 @@ struct aff_dev {
 	int numa_raw;		/* RailbindNumaNode, INT_MIN when absent */
 	char *iommu_type;
 	char *netdev;
+	unsigned unreadable;	/* AFF_UNREADABLE_*: what discovery could not read */
+};
+
+/* RailbindUnreadable on a PCI object: "acs,link,numa,iommu" (any subset). */
+enum {
+	AFF_UNREADABLE_ACS = 1u << 0,
+	AFF_UNREADABLE_LINK = 1u << 1,
+	AFF_UNREADABLE_NUMA = 1u << 2,
+	AFF_UNREADABLE_IOMMU = 1u << 3,
+};
+
+/*
+ * A peer-memory (GPUDirect RDMA) mapping group railbind.ko saw: a NIC
+ * mapping a GPU's memory (RailbindPeer on the Machine, from the module's
+ * peer records).
+ */
+struct aff_peer {
+	char gpu[16];		/* "dddd:bb:dd.f", "" when the GPU is unknown */
+	char nic[16];
+	char route[16];		/* nvidia, dmabuf, api */
+	long maps;
+	long long bytes;
 };
 
 /* An RDMA device (or Ethernet rail) on a PCI device. */
@@ -106,6 +128,10 @@ struct aff_topo {
 
 	char *peer_memory;	/* RailbindPeerMemory, NULL when unknown */
 	char *kmod;		/* RailbindKmod */
+	bool extras;		/* the source carries Railbind* attributes */
+	char bad_info[160];	/* load_hwloc.c: a Railbind* value that does not parse */
+	struct aff_peer *peer;	/* RailbindPeer records */
+	size_t npeer;
 };
 
 /* model.c: building */

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * audit - the NUMA/PCIe checks of `railbind audit` (DESIGN.md "Audit check ids"),
+ * private to libaffinity and its in-tree users (the CLI's cmd_audit, the broker's
+ * `audit` op). Functions return 0 or a negative errno.
+ *
+ * Use:
+ *	struct aff_audit *a;
+ *	if (aff_audit_run(topo, plan_or_NULL, 0, &a, err, sizeof(err)) == 0) {
+ *		struct json_object *doc = aff_audit_to_json(a);   // caller puts it
+ *		int code = aff_audit_exit_code(a);                // 0 ok 1 warn 2 fail 3 unknown
+ *		aff_audit_free(a);
+ *	}
+ *
+ * The document is railbind.audit/1:
+ *	{ "schema": "railbind.audit/1", "host", "source",
+ *	  "status": "ok|warn|fail|unknown",
+ *	  "checks": [ { "id", "severity": "ok|warn|fail", "subject", "message",
+ *	                "remedy", "devices": [pci...], "evidence": {...} } ],
+ *	  "undecided": [ { "id", "reason" } ],
+ *	  "summary": { "<check id>": "ok|warn|fail|unknown", ... },
+ *	  "topo": <railbind.topo/1 document>,
+ *	  "pairs": [ { "gpu", "nic", "nic_pci", "path", "planned" } ] }
+ * A check that found nothing wrong has one entry of severity "ok" (subject
+ * "node"); nic-shared findings are information and carry severity "ok". A check
+ * that could not be decided has no entry in "checks" and one in "undecided".
+ * "status" is the worst severity, or "unknown" when no check could be decided.
+ */
+#ifndef AFF_AUDIT_H
+#define AFF_AUDIT_H
+
+#include <stddef.h>
+
+#include "plan.h"
+
+struct json_object;
+
+enum aff_sev {
+	AFF_SEV_OK = 0,
+	AFF_SEV_WARN = 1,
+	AFF_SEV_FAIL = 2,
+	AFF_SEV_UNKNOWN = 3,	/* not decided */
+};
+
+/* Every check, in report order. */
+#define AFF_AUDIT_NCHECKS 10
+extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
+
+struct aff_audit;
+
+/*
+ * Run every check on @topo. @plan: the plan to judge (its primary rails are the
+ * pairs); NULL: the default plan is computed here (none when the node has no
+ * accelerator: the GPU checks are then undecided). @flags: 0. *@out is freed with
+ * aff_audit_free(). -ENOMEM, or an error of aff_plan_new() other than -ENODEV.
+ */
+int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsigned long flags,
+		  struct aff_audit **out, char *err, size_t errlen);
+/* A new reference to the railbind.audit/1 document (json_object_put() it). */
+struct json_object *aff_audit_to_json(const struct aff_audit *a);
+/* 0 ok, 1 warnings, 2 failures, 3 nothing could be decided (Nagios/NHC). */
+int aff_audit_exit_code(const struct aff_audit *a);
+void aff_audit_free(struct aff_audit *a);
+
+/* Severity names: "ok", "warn", "fail", "unknown". */
+const char *aff_sev_name(enum aff_sev s);
+
+/* ---- Between audit*.c only ---- */
+
+struct aff_audit {
+	struct aff_topo *topo;
+	struct aff_plan *plan;		/* NULL without accelerators */
+	struct json_object *checks;	/* array */
+	struct json_object *undecided;	/* array */
+	enum aff_sev check_sev[AFF_AUDIT_NCHECKS];
+	unsigned check_found[AFF_AUDIT_NCHECKS];
+	struct json_object *doc;	/* built by aff_audit_run */
+};
+
+/*
+ * A finding of check @id on @subject. @devices: NULL-terminated PCI addresses (or
+ * NULL). @evidence is taken over (may be NULL).
+ */
+int aff_audit_add(struct aff_audit *a, const char *id, enum aff_sev sev,
+		  const char *subject, const char *const *devices,
+		  struct json_object *evidence, const char *remedy, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+/* Check @id could not be decided, and why. */
+int aff_audit_undecided(struct aff_audit *a, const char *id, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The devices of one rank's primary pair; nic -1 when the rank has no rail. */
+struct aff_audit_pair {
+	int gpu;	/* dev index */
+	int nic;	/* dev index, -1 */
+	int rail;	/* rail index, -1 */
+	enum aff_path path;
+};
+int aff_audit_pair(const struct aff_audit *a, size_t rank, struct aff_audit_pair *p);
+/* Bridges on the path between devices x and y (dev indices), at most max. */
+size_t aff_audit_path_bridges(const struct aff_topo *t, int x, int y, int *out,
+			      size_t max);
+/* A rail's display name: RDMA name, netdev, else PCI address. */
+const char *aff_audit_rail_name(const struct aff_topo *t, int rail);
+/* NUMA node of a device: raw sysfs value when >= 0, else its locality's; -1. */
+int aff_audit_dev_numa(const struct aff_topo *t, int dev);
+
+/* The check groups (audit_pcie.c, audit_numa.c, audit_nic.c, audit_host.c). */
+int aff_audit_pcie(struct aff_audit *a);
+int aff_audit_numa(struct aff_audit *a);
+int aff_audit_nic(struct aff_audit *a);
+int aff_audit_host(struct aff_audit *a);
+
+#endif /* AFF_AUDIT_H */
