@@ -63,7 +63,7 @@ install: all
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/railbindd.service
 	$(INSTALL) -m 0644 $(TOP)/udev/railbindd.socket $(DESTDIR)$(SYSTEMDUNITDIR)/railbindd.socket
 	$(INSTALL) -m 0644 $(TOP)/udev/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/railbind.conf
-	$(INSTALL) -m 0644 $(TOP)/udev/railbind.nhc $(DESTDIR)$(NHCDIR)/railbind.nhc
+	$(INSTALL) -m 0644 $(TOP)/contrib/nhc/railbind.nhc $(DESTDIR)$(NHCDIR)/railbind.nhc
 	@echo "install: done; enable with: systemctl daemon-reload && udevadm control --reload &&" \
 		"systemctl enable --now railbindd.socket railbindd.service (see README)"
 
