@@ -34,8 +34,8 @@ LDFLAGS += $(SAN_FLAGS)
 DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
 
 LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
-	input.c paths.c assign.c cpusplit.c plan.c json.c
-CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c
+	input.c paths.c assign.c cpusplit.c plan.c json.c client.c client_binding.c apply.c
+CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 
 .DEFAULT_GOAL := all
 

@@ -15,6 +15,8 @@ static const struct rb_cmd commands[] = {
 	{ "topo", cmd_topo, "GPU x NIC path matrix with CPU and NUMA affinity" },
 	{ "plan", cmd_plan, "the plan of every local rank" },
 	{ "snapshot", cmd_snapshot, "this node as hwloc XML with railbind's attributes" },
+	{ "run", cmd_run, "bind this process to its rank's plan and exec a command" },
+	{ "status", cmd_status, "the broker, the module, the plan's generation, leases" },
 	{ NULL, NULL, NULL },
 };
 

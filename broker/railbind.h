@@ -35,6 +35,8 @@ struct rb_cmd {
 int cmd_topo(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 /* utils.c */
 extern const char *rb_prog;
