@@ -45,6 +45,7 @@ CHECKS :=
 -include $(TOP)/tests/gen/gen.mk
 -include $(TOP)/kmod/kmod.mk
 -include $(TOP)/bench/bench.mk
+-include $(TOP)/broker/railbindd/railbindd.mk
 
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
 CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))

@@ -67,8 +67,9 @@ static void print_text(struct json_object *doc)
 	       "loaded" : "absent", or_dash(jstr(module, "generation")));
 	if (!broker || !json_object_is_type(broker, json_type_object))
 		return;
-	printf("generation: %s\nplan age:   %s s\nranks:      %s\n",
-	       or_dash(jstr(doc, "generation")), or_dash(jstr(doc, "plan_age_s")),
+	printf("generation: %s\nplan age:   %.1f s\nranks:      %s\n",
+	       or_dash(jstr(doc, "generation")),
+	       json_object_get_double(json_object_object_get(doc, "plan_age_s")),
 	       or_dash(jstr(doc, "ranks")));
 	n = leases ? json_object_array_length(leases) : 0;
 	printf("leases:     %zu\n", n);
