@@ -7,6 +7,7 @@
  * breaks a bound gets one error line and is closed; the others never wait.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,13 @@ static unsigned int sweep_timer;
 
 static void client_close(struct client *c)
 {
+	char junk[4096];
+	int i;
+
+	/* Unread input would make close() reset the connection, and the
+	 * client could lose the error line written just before. */
+	for (i = 0; i < 16 && recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+		;
 	lease_release_conn(c);
 	sched_del_fd(c->fd);
 	close(c->fd);
@@ -312,6 +320,10 @@ static int open_socket(void)
 			rbd_log(LOG_ERR, "the activated socket is not a listening Unix stream socket");
 			return -EINVAL;
 		}
+		/* accept4() must not block the loop: systemd's socket may be blocking. */
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
+		    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+			return -errno;
 		activated = true;
 		rbd_log(LOG_INFO, "using the socket systemd passed");
 		return fd;
