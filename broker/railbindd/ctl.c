@@ -35,6 +35,11 @@ struct client {
 	long long last_active;
 	bool watching;
 	bool closing;	/* no more reading; close once written */
+	/* The peer's limits, read from /proc once per connection. */
+	bool have_cpus, have_visible;
+	char *cpus;
+	char *visible;
+	int visible_err;
 	struct client *prev, *next;
 };
 
@@ -63,6 +68,8 @@ static void client_close(struct client *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	nclients--;
+	free(c->cpus);
+	free(c->visible);
 	free(c->out);
 	free(c);
 }
@@ -185,6 +192,25 @@ uid_t ctl_uid(const struct client *c)
 pid_t ctl_pid(const struct client *c)
 {
 	return c->pid;
+}
+
+const char *ctl_peer_cpus(struct client *c)
+{
+	if (!c->have_cpus) {
+		c->cpus = peer_allowed_cpus(c->pid);
+		c->have_cpus = true;
+	}
+	return c->cpus;
+}
+
+int ctl_peer_visible(struct client *c, const char **out)
+{
+	if (!c->have_visible) {
+		c->visible_err = peer_visible_gpus(c->pid, &c->visible);
+		c->have_visible = true;
+	}
+	*out = c->visible;
+	return c->visible_err;
 }
 
 size_t ctl_count(void)

@@ -59,42 +59,33 @@ static int limits(struct client *c, struct json_object *req, struct json_object 
 		  char **allowed, char **visible)
 {
 	bool bad = false;
-	const char *claim = opt_str(req, "visible", &bad);
-	char *own = NULL;
+	const char *claim = opt_str(req, "visible", &bad), *own = NULL, *cpus = NULL;
+	int rc;
 
 	*allowed = *visible = NULL;
 	if (bad) {
 		ctl_send_error(c, id, "invalid", "\"visible\" is a string like \"0,1\"");
 		return -EINVAL;
 	}
-	if (conf_apply_limits()) {
-		*allowed = peer_allowed_cpus(ctl_pid(c));
-		if (!*allowed) {
-			ctl_send_error(c, id, "permission", "cannot read the CPUs of pid %d",
-				       (int)ctl_pid(c));
-			return -EPERM;
-		}
+	if (conf_apply_limits() && !(cpus = ctl_peer_cpus(c))) {
+		ctl_send_error(c, id, "permission", "cannot read the CPUs of pid %d",
+			       (int)ctl_pid(c));
+		return -EPERM;
 	}
-	if (peer_visible_gpus(ctl_pid(c), &own) < 0 && claim) {
+	rc = ctl_peer_visible(c, &own);
+	if (rc < 0 && claim) {
 		ctl_send_error(c, id, "permission", "cannot read the environment of pid %d",
 			       (int)ctl_pid(c));
-		free(*allowed);
 		return -EPERM;
 	}
 	if (claim && own && !peer_claim_within(claim, own)) {
 		ctl_send_error(c, id, "permission",
 			       "GPUs \"%s\" are not within the process's own CUDA_VISIBLE_DEVICES \"%s\"",
 			       claim, own);
-		free(own);
-		free(*allowed);
 		return -EPERM;
 	}
-	if (claim) {
-		free(own);
-		*visible = strdup(claim);
-	} else {
-		*visible = own;
-	}
+	*allowed = cpus ? strdup(cpus) : NULL;
+	*visible = claim ? strdup(claim) : own ? strdup(own) : NULL;
 	return 0;
 }
 

@@ -73,6 +73,13 @@ void ctl_broadcast_watch(struct json_object *event);
 uid_t ctl_uid(const struct client *c);
 pid_t ctl_pid(const struct client *c);
 size_t ctl_count(void);
+/*
+ * The peer's allowed CPUs and own CUDA_VISIBLE_DEVICES, read from /proc at
+ * its first request and kept for the connection: a process that changes
+ * its affinity asks again on a new connection (the library always does).
+ */
+const char *ctl_peer_cpus(struct client *c);
+int ctl_peer_visible(struct client *c, const char **out);
 
 /* ops.c: one request line of a client. */
 void ops_request(struct client *c, const char *line);

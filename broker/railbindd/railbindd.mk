@@ -22,5 +22,10 @@ $(BUILD)/fixtures/broker-host2.xml: $(TOP)/tests/broker/host2.topo $(BUILD)/rbge
 check-broker: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml \
 		$(BUILD)/fixtures/small.xml $(BUILD)/fixtures/broker-host2.xml
 	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
-		sh $(TOP)/tests/broker/run.sh
-CHECKS += check-broker
+		RB_NO_VALGRIND=$(SANITIZE) sh $(TOP)/tests/broker/run.sh
+
+# The same tests against an ASan+UBSan build (valgrind left out there).
+.PHONY: check-broker-asan
+check-broker-asan:
+	$(MAKE) SANITIZE=1 check-broker
+CHECKS += check-broker check-broker-asan

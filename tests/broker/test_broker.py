@@ -554,7 +554,7 @@ def test_sd_notify_and_activation(tmp):
 
 def test_valgrind(tmp):
     if not shutil.which("valgrind") or os.environ.get("RB_NO_VALGRIND"):
-        print("SKIP: valgrind not found")
+        print("SKIP: valgrind not found, or RB_NO_VALGRIND set (ASan build)")
         return
     b = Broker(tmp, DGX, wrap=("valgrind", "-q", "--leak-check=full",
                                "--errors-for-leak-kinds=definite,indirect",
