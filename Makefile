@@ -4,7 +4,7 @@
 #   make                build everything userspace into build/
 #   make check          unit, corpus and CLI tests
 #   make SANITIZE=1 ... the same with ASan+UBSan, into build-asan/
-VERSION := 0.1
+VERSION := 0.1.0
 TOP := $(CURDIR)
 ifeq ($(SANITIZE),1)
 BUILD ?= $(TOP)/build-asan
@@ -46,6 +46,7 @@ CHECKS :=
 -include $(TOP)/kmod/kmod.mk
 -include $(TOP)/bench/bench.mk
 -include $(TOP)/broker/railbindd/railbindd.mk
+-include $(TOP)/udev/install.mk
 
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
 CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))

@@ -8,7 +8,7 @@
 #include "railbind.h"
 
 #ifndef RAILBIND_VERSION
-#define RAILBIND_VERSION "0.1"
+#define RAILBIND_VERSION "0.1.0"
 #endif
 
 static const struct rb_cmd commands[] = {
