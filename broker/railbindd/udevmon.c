@@ -4,11 +4,14 @@
  * set the device up) filtered in the kernel to pci, infiniband, net and
  * misc (the railbind module's change events). Events come in bursts (a NIC
  * brings a PCI function, a netdev and an RDMA device), so the plan is
- * recomputed once, 100 ms after the last of them.
+ * recomputed once, 100 ms after the last of them. Where no udevd runs
+ * (containers, a bare initramfs) nothing is ever sent on the "udev" source,
+ * so the kernel's own events are taken instead.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <libudev.h>
 #include <sys/epoll.h>
 
@@ -63,7 +66,8 @@ int udevmon_init(void)
 		return 0;	/* a saved topology does not change with this host */
 	udev = udev_new();
 	if (udev)
-		mon = udev_monitor_new_from_netlink(udev, "udev");
+		mon = udev_monitor_new_from_netlink(udev, access("/run/udev/control", F_OK) ?
+						    "kernel" : "udev");
 	if (!mon)
 		goto fail;
 	for (s = subsystems; *s; s++)
