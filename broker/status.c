@@ -62,9 +62,10 @@ static void print_text(struct json_object *doc)
 		       or_dash(jstr(broker, "socket")), or_dash(jstr(broker, "source")));
 	else
 		printf("broker:     not running (%s)\n", or_dash(jstr(doc, "error")));
-	printf("module:     %s, generation %s\n",
-	       json_object_get_boolean(json_object_object_get(module, "loaded")) ?
-	       "loaded" : "absent", or_dash(jstr(module, "generation")));
+	if (json_object_get_boolean(json_object_object_get(module, "loaded")))
+		printf("module:     loaded, generation %s\n", or_dash(jstr(module, "generation")));
+	else
+		printf("module:     absent: the topology comes from sysfs and hwloc alone\n");
 	if (!broker || !json_object_is_type(broker, json_type_object))
 		return;
 	printf("generation: %s\nplan age:   %.1f s\nranks:      %s\n",
