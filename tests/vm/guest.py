@@ -613,7 +613,7 @@ def scenario_broker(top, ep):
     os.chmod(state, 0o755)
     sock = os.path.join(state, "railbind.sock")
     log = open("/tmp/railbindd.log", "w")
-    p = subprocess.Popen([daemon, "--foreground", "--config", conf, "--socket", sock,
+    p = subprocess.Popen([daemon, "--foreground", "-d", "-d", "--config", conf, "--socket", sock,
                           "--state-dir", state], stderr=log)
     try:
         deadline = time.time() + 60
@@ -653,15 +653,27 @@ def scenario_broker(top, ep):
                 appeared = time.time()
             else:
                 time.sleep(0.02)
-        w.settimeout(max(1.0, deadline - time.time()))
+        # The broker re-reads the node after each burst of uevents; its plan
+        # (and generation) changes only when the new NIC is a rail: here
+        # the e1000e has no driver (no udevd loads one) and no RDMA, so the
+        # check is that the re-read came within a second of the device.
+        w.settimeout(2.0)
         try:
             ev = json.loads(wf.readline())
-            seen = time.time()
         except (OSError, ValueError):
-            ev, seen = {}, None
-        tap(appeared and seen and ev.get("generation", 0) > gen0 and seen - appeared < 1.0,
-            "a hotplugged NIC changes the plan within a second (%s s)"
-            % ("%.2f" % (seen - appeared) if appeared and seen else "never"), ev)
+            ev = {}
+        asked = time.time()
+        st = run([cli, "status", "-s", sock, "--json"])
+        try:
+            doc = json.loads(st.stdout)
+            reread = asked - doc["plan_age_s"]
+        except (ValueError, KeyError):
+            doc, reread = {}, None
+        ok = appeared and reread is not None and -0.1 < reread - appeared < 1.0
+        tap(ok, "a hotplugged NIC reaches the broker within a second (re-read %s s after it "
+            "appeared; generation %s -> %s)" % ("%.2f" % (reread - appeared) if ok else "never",
+                                                 gen0, doc.get("generation")),
+            {"event": ev, "appeared": appeared is not None, "status": st.stdout[-400:]})
         w.close()
         print('@@qmp {"execute":"device_del","arguments":{"id":"hpbroker"}}', flush=True)
         deadline = time.time() + 90
@@ -675,6 +687,10 @@ def scenario_broker(top, ep):
             p.kill()
             tap(False, "railbindd stops on SIGTERM")
         log.close()
+        if failures:
+            with open("/tmp/railbindd.log") as f:
+                for line in f.read().splitlines()[-40:]:
+                    print("# railbindd: " + line, flush=True)
 
 
 def guarded(fn, *args):
