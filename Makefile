@@ -34,8 +34,8 @@ LDFLAGS += $(SAN_FLAGS)
 DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
 
 LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
-	input.c paths.c assign.c cpusplit.c plan.c json.c
-CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c
+	input.c paths.c assign.c cpusplit.c plan.c json.c client.c client_binding.c apply.c
+CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
 CLI_SRCS += audit.c
@@ -48,6 +48,7 @@ CHECKS :=
 -include $(TOP)/tests/gen/gen.mk
 -include $(TOP)/kmod/kmod.mk
 -include $(TOP)/bench/bench.mk
+-include $(TOP)/broker/railbindd/railbindd.mk
 -include $(TOP)/udev/install.mk
 -include $(TOP)/tests/audit/audit.mk
 

@@ -22,3 +22,16 @@ bench: $(BUILD)/railbind $(BUILD)/rbgen $(BENCH_ALT) $(BENCH_PLANBENCH)
 	RAILBIND=$(BUILD)/railbind RBGEN=$(BUILD)/rbgen ALT=$(BENCH_ALT) \
 		PLANBENCH=$(BENCH_PLANBENCH) BENCH_TMP=$(BUILD)/bench/tmp \
 		sh $(BENCH_DIR)/run.sh
+
+# The broker's benchmarks (bench/broker.sh).
+BENCH_BROKERBENCH := $(BUILD)/bench/brokerbench
+$(BENCH_BROKERBENCH): $(BENCH_DIR)/brokerbench.c $(BENCH_DIR)/bench.mk
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -pthread -o $@ $< $(LDFLAGS) -pthread
+
+.PHONY: bench-broker
+bench-broker: $(BUILD)/railbind $(BUILD)/railbindd $(BENCH_BROKERBENCH) \
+		$(BUILD)/fixtures/broker-host2.xml
+	RAILBIND=$(BUILD)/railbind RAILBINDD=$(BUILD)/railbindd \
+		BROKERBENCH=$(BENCH_BROKERBENCH) FIXTURE=$(BUILD)/fixtures/broker-host2.xml \
+		sh $(BENCH_DIR)/broker.sh

@@ -36,6 +36,8 @@ int cmd_topo(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 /* utils.c */
 extern const char *rb_prog;

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* API version: major << 16 | minor. A major change breaks callers. */
-#define AFF_API_VERSION 0x00010000u
+#define AFF_API_VERSION 0x00010001u
 #define AFF_API_MAJOR(v) ((v) >> 16)
 
 /**
@@ -173,6 +173,112 @@ const char *const *aff_plan_rank_env(const struct aff_plan *plan, size_t rank);
 
 /** aff_plan_json - the railbind.plan/1 document, malloc()ed into @out. */
 int aff_plan_json(const struct aff_plan *plan, unsigned long flags, char **out);
+
+/*
+ * The broker client (since 1.1). A binding is one local rank's plan: from
+ * railbindd when one answers on the socket, else computed in-process by the
+ * same code (aff_topo_load() + aff_plan_new()) and handed over as the same
+ * JSON text, so both paths give an identical result.
+ */
+struct aff_binding;
+
+/* Flags of aff_binding_get(). */
+enum aff_bind_flags {
+	/* Also set CUDA_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES. */
+	AFF_BIND_ISOLATE_GPU = 1ul << 0,
+	/* Do not ask the broker; compute in-process. */
+	AFF_BIND_LOCAL = 1ul << 1,
+	/* Fail (-ECONNREFUSED, -ETIMEDOUT, ...) when no broker answers. */
+	AFF_BIND_BROKER_ONLY = 1ul << 2,
+	/* Ask for the plan only; take no lease on the rank. */
+	AFF_BIND_NO_LEASE = 1ul << 3,
+};
+
+struct aff_bind_spec {
+	unsigned long flags;
+	/* Local rank; negative: from the environment (aff_local_rank()). */
+	long rank;
+	/* Job the lease belongs to; NULL: $RAILBIND_JOB, $SLURM_JOB_ID,
+	 * $TORCHELASTIC_RUN_ID, $PMIX_NAMESPACE, else "default". */
+	const char *job;
+	/* Broker socket; NULL: $RAILBIND_SOCKET, else /run/railbind/railbind.sock. */
+	const char *socket;
+	/* In-process fallback: topology file (NULL: the live node). */
+	const char *input;
+	/* CUDA_VISIBLE_DEVICES-style claim; NULL: the process's own
+	 * $CUDA_VISIBLE_DEVICES or $ROCR_VISIBLE_DEVICES. The broker checks it
+	 * against what the process may use and never widens it. */
+	const char *visible_gpus;
+	/* Broker reply timeout in milliseconds; 0: 1000. */
+	int timeout_ms;
+};
+
+/**
+ * aff_local_rank - the local rank the launcher gave this process: LOCAL_RANK,
+ * SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+ * PMI_LOCAL_RANK, PALS_LOCAL_RANKID, first set wins.
+ * @from: receives the variable's name (static string); may be NULL.
+ * Returns -ENOENT when none is set, -EINVAL when the value is not a number.
+ * Since: 1.1
+ */
+int aff_local_rank(long *out, const char **from);
+
+/**
+ * aff_binding_get - rank @spec->rank's binding, from the broker or in-process.
+ * Errors: ERANGE no such rank, EBUSY the rank is leased to a live process of
+ * the same job, EPERM a claim outside what the process may use, ENODEV no
+ * accelerator.
+ * Since: 1.1
+ */
+int aff_binding_get(struct aff_ctx *ctx, const struct aff_bind_spec *spec,
+		    struct aff_binding **out, char *err, size_t errlen);
+struct aff_binding *aff_binding_ref(struct aff_binding *b);
+struct aff_binding *aff_binding_unref(struct aff_binding *b);
+
+/** aff_binding_source - "broker" or "local". */
+const char *aff_binding_source(const struct aff_binding *b);
+/** aff_binding_fallback - why no broker answered (NULL from the broker). */
+const char *aff_binding_fallback(const struct aff_binding *b);
+long aff_binding_rank(const struct aff_binding *b);
+/** aff_binding_generation - the broker's plan generation; 0 when local. */
+unsigned long long aff_binding_generation(const struct aff_binding *b);
+const char *aff_binding_gpu(const struct aff_binding *b);
+const char *aff_binding_cpus(const struct aff_binding *b);
+/** aff_binding_mems - NUMA node list, or NULL when the locality is unknown. */
+const char *aff_binding_mems(const struct aff_binding *b);
+/** aff_binding_mem_policy - "preferred" or "bind". */
+const char *aff_binding_mem_policy(const struct aff_binding *b);
+/** aff_binding_nics - rail names, primary first, comma separated ("" none). */
+const char *aff_binding_nics(const struct aff_binding *b);
+/** aff_binding_env - NAME=VALUE strings, NULL-terminated, owned by @b. */
+const char *const *aff_binding_env(const struct aff_binding *b);
+/** aff_binding_json - the rank's object of railbind.plan/1, malloc()ed. */
+int aff_binding_json(const struct aff_binding *b, unsigned long flags,
+		     char **out);
+
+/* Flags of aff_binding_apply(); 0 means all three. */
+enum aff_apply_flags {
+	AFF_APPLY_CPUS = 1ul << 0,	/* affinity of every thread */
+	AFF_APPLY_MEMS = 1ul << 1,	/* memory policy (kept across exec) */
+	AFF_APPLY_ENV = 1ul << 2,	/* setenv() of the rank's environment */
+};
+
+/**
+ * aff_binding_apply - bind the calling process: CPU affinity of all its
+ * threads, its memory policy (preferred or bind, per the plan), and its
+ * environment. -EXDEV when this host cannot enforce the binding (CPUs or
+ * nodes it does not have). Not thread-safe against threads being created.
+ * Since: 1.1
+ */
+int aff_binding_apply(const struct aff_binding *b, unsigned long flags);
+
+/**
+ * aff_binding_exec - aff_binding_apply(), then execvp(@argv[0], @argv).
+ * Returns only on failure (negative errno).
+ * Since: 1.1
+ */
+int aff_binding_exec(const struct aff_binding *b, unsigned long flags,
+		     char *const argv[]);
 
 #ifdef __cplusplus
 }

@@ -591,6 +591,108 @@ def scenario_cli(top, ep):
         "%s vs %s" % (gpus, want))
 
 
+def scenario_broker(top, ep):
+    """railbindd on the live guest: `railbind run` as nobody really binds the
+    rank of the GPU on NUMA node 1, and a hotplugged NIC reaches `watch`
+    within a second of appearing."""
+    import json
+    cli = os.path.join(top, "build", "railbind")
+    daemon = os.path.join(top, "build", "railbindd")
+    if not (os.access(cli, os.X_OK) and os.access(daemon, os.X_OK)):
+        skip("broker in the guest", "railbind or railbindd not built")
+        return
+    if not ep or not ep.get("gpu2"):
+        skip("broker in the guest", "endpoints not found")
+        return
+    conf = "/tmp/railbind-vm.conf"
+    with open(conf, "w") as f:
+        f.write("accelerator = 1af4:1050\nethernet-rails = yes\n")
+    os.chmod(conf, 0o644)
+    state = "/tmp/railbindd"
+    os.makedirs(state, 0o755, exist_ok=True)
+    os.chmod(state, 0o755)
+    sock = os.path.join(state, "railbind.sock")
+    log = open("/tmp/railbindd.log", "w")
+    p = subprocess.Popen([daemon, "--foreground", "-d", "-d", "--config", conf, "--socket", sock,
+                          "--state-dir", state], stderr=log)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and run([cli, "status", "-s", sock]).returncode:
+            time.sleep(0.2)
+        r = run([cli, "plan", "--config", conf, "--json"])
+        try:
+            ranks = json.loads(r.stdout).get("ranks", [])
+        except ValueError:
+            ranks = []
+        mine = [x for x in ranks if x["gpu"]["pci"] == ep["gpu2"]["pci"]]
+        tap(len(mine) == 1 and mine[0]["gpu"]["numa"] == 1 and mine[0]["mems"] == "1",
+            "the GPU on the NUMA 1 root complex is planned on node 1", r.stdout[:800])
+        if not mine:
+            return
+        rk = mine[0]
+        env = dict(os.environ, RAILBIND_SOCKET=sock)
+        r = run(NOBODY + [cli, "run", "--rank", str(rk["local_rank"]), "-v", "--", "sh", "-c",
+                          "grep Cpus_allowed_list /proc/self/status; "
+                          "grep -m1 -o 'prefer[^ ]*\\|bind[^ ]*' /proc/self/numa_maps"], env=env)
+        cpus = re.search(r"Cpus_allowed_list:\s*(\S+)", r.stdout)
+        tap(r.returncode == 0 and "source broker" in r.stdout and cpus
+            and cpus.group(1) == rk["cpus"] and re.search(r"^prefer[^ ]*:1$", r.stdout, re.M),
+            "nobody's railbind run binds to CPUs %s and prefers node 1" % rk["cpus"], r.stdout)
+        w = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        w.connect(sock)
+        w.sendall(b'{"v":1,"op":"watch"}\n')
+        wf = w.makefile("r")
+        gen0 = json.loads(wf.readline()).get("generation", 0)
+        before = set(os.listdir("/sys/bus/pci/devices"))
+        print('@@qmp {"execute":"device_add","arguments":{"driver":"e1000e","id":"hpbroker",'
+              '"bus":"%s","romfile":""}}' % topology.HOTPLUG["pciehp"], flush=True)
+        appeared = None
+        deadline = time.time() + 60
+        while time.time() < deadline and appeared is None:
+            if set(os.listdir("/sys/bus/pci/devices")) - before:
+                appeared = time.time()
+            else:
+                time.sleep(0.02)
+        # The broker re-reads the node after each burst of uevents; its plan
+        # (and generation) changes only when the new NIC is a rail: here
+        # the e1000e has no driver (no udevd loads one) and no RDMA, so the
+        # check is that the re-read came within a second of the device.
+        w.settimeout(2.0)
+        try:
+            ev = json.loads(wf.readline())
+        except (OSError, ValueError):
+            ev = {}
+        asked = time.time()
+        st = run([cli, "status", "-s", sock, "--json"])
+        try:
+            doc = json.loads(st.stdout)
+            reread = asked - doc["plan_age_s"]
+        except (ValueError, KeyError):
+            doc, reread = {}, None
+        ok = appeared and reread is not None and -0.1 < reread - appeared < 1.0
+        tap(ok, "a hotplugged NIC reaches the broker within a second (re-read %s s after it "
+            "appeared; generation %s -> %s)" % ("%.2f" % (reread - appeared) if ok else "never",
+                                                 gen0, doc.get("generation")),
+            {"event": ev, "appeared": appeared is not None, "status": st.stdout[-400:]})
+        w.close()
+        print('@@qmp {"execute":"device_del","arguments":{"id":"hpbroker"}}', flush=True)
+        deadline = time.time() + 90
+        while time.time() < deadline and set(os.listdir("/sys/bus/pci/devices")) - before:
+            time.sleep(0.5)
+    finally:
+        p.terminate()
+        try:
+            tap(p.wait(timeout=30) == 0, "railbindd stops on SIGTERM")
+        except subprocess.TimeoutExpired:
+            p.kill()
+            tap(False, "railbindd stops on SIGTERM")
+        log.close()
+        if failures:
+            with open("/tmp/railbindd.log") as f:
+                for line in f.read().splitlines()[-40:]:
+                    print("# railbindd: " + line, flush=True)
+
+
 def guarded(fn, *args):
     """A scenario that throws is one failed test, and the others still run."""
     try:
@@ -620,6 +722,7 @@ def main():
     guarded(scenario_provider, a.top, a.label, mod, ep)
     guarded(scenario_cycles, mod, a.cycles)
     guarded(scenario_cli, a.top, ep)
+    guarded(scenario_broker, a.top, ep)
     probs = dmesg_problems()
     tap(not probs, "no kernel warnings, oopses or BUGs in dmesg", "\n".join(probs))
     mod.unload()

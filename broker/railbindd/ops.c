@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One request line: {"v":1,"op":...,"id":...} (docs/PROTOCOL.md). Every
+ * request gets exactly one reply line carrying its id; watch then streams
+ * events. Unknown ops and versions get an explicit error, not silence.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "railbindd.h"
+
+#ifndef RAILBIND_VERSION
+#define RAILBIND_VERSION "0.1"
+#endif
+
+static struct json_object *reply_new(struct json_object *id)
+{
+	struct json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "v", json_object_new_int(AFF_PROTO_VERSION));
+	if (id)
+		json_object_object_add(r, "id", json_object_get(id));
+	json_object_object_add(r, "ok", json_object_new_boolean(1));
+	json_object_object_add(r, "generation",
+			       json_object_new_int64((int64_t)serve_generation()));
+	return r;
+}
+
+/* Add a pre-serialised document without parsing it again. */
+static void add_text(struct json_object *r, const char *key, const char *text)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_set_serializer(o, json_object_userdata_to_json_string, strdup(text),
+				   json_object_free_userdata);
+	json_object_object_add(r, key, o);
+}
+
+static const char *opt_str(struct json_object *req, const char *key, bool *bad)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(req, key, &v) || !v)
+		return NULL;
+	if (!json_object_is_type(v, json_type_string)) {
+		*bad = true;
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+/* The limits of this client: its CPUs and GPUs as /proc says, narrowed
+ * (never widened) by what it claims. */
+static int limits(struct client *c, struct json_object *req, struct json_object *id,
+		  char **allowed, char **visible)
+{
+	bool bad = false;
+	const char *claim = opt_str(req, "visible", &bad), *own = NULL, *cpus = NULL;
+	int rc;
+
+	*allowed = *visible = NULL;
+	if (bad) {
+		ctl_send_error(c, id, "invalid", "\"visible\" is a string like \"0,1\"");
+		return -EINVAL;
+	}
+	if (conf_apply_limits() && !(cpus = ctl_peer_cpus(c))) {
+		ctl_send_error(c, id, "permission", "cannot read the CPUs of pid %d",
+			       (int)ctl_pid(c));
+		return -EPERM;
+	}
+	rc = ctl_peer_visible(c, &own);
+	if (rc < 0 && claim) {
+		ctl_send_error(c, id, "permission", "cannot read the environment of pid %d",
+			       (int)ctl_pid(c));
+		return -EPERM;
+	}
+	if (claim && own && !peer_claim_within(claim, own)) {
+		ctl_send_error(c, id, "permission",
+			       "GPUs \"%s\" are not within the process's own CUDA_VISIBLE_DEVICES \"%s\"",
+			       claim, own);
+		return -EPERM;
+	}
+	*allowed = cpus ? strdup(cpus) : NULL;
+	*visible = claim ? strdup(claim) : own ? strdup(own) : NULL;
+	return 0;
+}
+
+static void op_plan(struct client *c, struct json_object *req, struct json_object *id)
+{
+	struct json_object *v, *r;
+	const char *text = NULL, *error = NULL, *job, *lease;
+	char *allowed, *visible, msg[1024];
+	bool isolate = false, bad = false;
+	long rank = -1;
+
+	if (json_object_object_get_ex(req, "rank", &v)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
+			ctl_send_error(c, id, "invalid", "\"rank\" is a local rank: 0, 1, ...");
+			return;
+		}
+		rank = (long)json_object_get_int64(v);
+	}
+	if (json_object_object_get_ex(req, "isolate_gpu", &v))
+		isolate = json_object_get_boolean(v);
+	job = opt_str(req, "job", &bad);
+	lease = opt_str(req, "lease", &bad);
+	if (bad || (job && (!*job || strlen(job) > 128)) ||
+	    (lease && strcmp(lease, "pid") && strcmp(lease, "conn") && strcmp(lease, "none"))) {
+		ctl_send_error(c, id, "invalid",
+			       "\"job\" is a string of 1 to 128 bytes, \"lease\" one of pid, conn, none");
+		return;
+	}
+	if (limits(c, req, id, &allowed, &visible) < 0)
+		return;
+	if (rank < 0) {	/* the whole plan: nothing to lease */
+		if (serve_plan(allowed, visible, isolate, &text, &error, msg, sizeof(msg)) < 0) {
+			ctl_send_error(c, id, error, "%s", msg);
+		} else {
+			r = reply_new(id);
+			add_text(r, "plan", text);
+			ctl_send(c, r);
+		}
+		goto out;
+	}
+	if (serve_rank(allowed, visible, isolate, rank, &text, &error, msg, sizeof(msg)) < 0) {
+		ctl_send_error(c, id, error, "%s", msg);
+		goto out;
+	}
+	r = reply_new(id);
+	if (!lease || strcmp(lease, "none")) {
+		struct json_object *rk = json_tokener_parse(text), *g = NULL, *cp = NULL;
+		pid_t holder = 0;
+		int rc;
+
+		if (rk) {
+			json_object_object_get_ex(rk, "gpu", &g);
+			json_object_object_get_ex(rk, "cpus", &cp);
+		}
+		job = job ? job : "default";
+		rc = lease_take(ctl_uid(c), ctl_pid(c), peer_start_time(ctl_pid(c)), job, rank,
+				json_object_get_string(json_object_object_get(g, "pci")),
+				json_object_get_string(cp),
+				lease && !strcmp(lease, "conn") ? c : NULL, &holder);
+		json_object_put(rk);
+		if (rc == -EBUSY) {
+			json_object_put(r);
+			ctl_send_error(c, id, "busy", "job %s rank %ld is held by pid %d", job,
+				       rank, (int)holder);
+			goto out;
+		} else if (rc < 0) {
+			json_object_put(r);
+			ctl_send_error(c, id, "internal", "cannot lease job %s rank %ld: %s",
+				       job, rank, strerror(-rc));
+			goto out;
+		}
+		v = json_object_new_object();
+		json_object_object_add(v, "job", json_object_new_string(job));
+		json_object_object_add(v, "rank", json_object_new_int64(rank));
+		json_object_object_add(v, "pid", json_object_new_int(ctl_pid(c)));
+		json_object_object_add(v, "until", json_object_new_string(
+			lease && !strcmp(lease, "conn") ? "close" : "exit"));
+		json_object_object_add(r, "lease", v);
+	}
+	add_text(r, "rank", text);
+	ctl_send(c, r);
+out:
+	free(allowed);
+	free(visible);
+}
+
+static void op_topo(struct client *c, struct json_object *id)
+{
+	const char *error = NULL, *text;
+	char msg[1024];
+	struct json_object *r;
+
+	text = serve_topo(&error, msg, sizeof(msg));
+	if (!text) {
+		ctl_send_error(c, id, error, "%s", msg);
+		return;
+	}
+	r = reply_new(id);
+	add_text(r, "topo", text);
+	ctl_send(c, r);
+}
+
+static struct json_object *module_info(void)
+{
+	struct json_object *m = json_object_new_object();
+	char path[512];
+	unsigned long long gen;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/class/misc/railbind/generation",
+		 conf.root ? conf.root : "");
+	f = fopen(path, "re");
+	json_object_object_add(m, "loaded", json_object_new_boolean(f != NULL));
+	json_object_object_add(m, "generation", f && fscanf(f, "%llu", &gen) == 1 ?
+			       json_object_new_int64((int64_t)gen) : NULL);
+	if (f)
+		fclose(f);
+	return m;
+}
+
+static void op_status(struct client *c, struct json_object *id)
+{
+	struct json_object *r = reply_new(id), *b = json_object_new_object();
+
+	json_object_object_add(r, "schema", json_object_new_string("railbind.status/1"));
+	json_object_object_add(b, "version", json_object_new_string(RAILBIND_VERSION));
+	json_object_object_add(b, "protocol", json_object_new_int(AFF_PROTO_VERSION));
+	json_object_object_add(b, "pid", json_object_new_int(getpid()));
+	json_object_object_add(b, "socket", json_object_new_string(conf.socket));
+	json_object_object_add(b, "source", json_object_new_string(serve_source()));
+	json_object_object_add(b, "clients", json_object_new_int64((int64_t)ctl_count()));
+	json_object_object_add(r, "broker", b);
+	json_object_object_add(r, "module", module_info());
+	json_object_object_add(r, "plan_age_s", json_object_new_double(serve_plan_age()));
+	json_object_object_add(r, "ranks", json_object_new_int64(serve_rank_count()));
+	json_object_object_add(r, "leases", lease_list(ctl_uid(c)));
+	ctl_send(c, r);
+}
+
+/* Changing what the broker serves is root's (or the broker user's). */
+static bool privileged(struct client *c)
+{
+	return ctl_uid(c) == 0 || ctl_uid(c) == geteuid();
+}
+
+void ops_request(struct client *c, const char *line)
+{
+	enum json_tokener_error jerr;
+	struct json_object *req = json_tokener_parse_verbose(line, &jerr), *id = NULL, *v;
+	const char *op;
+
+	if (!req || !json_object_is_type(req, json_type_object)) {
+		ctl_send_error(c, NULL, "malformed", "a request is one JSON object per line%s%s",
+			       req ? "" : ": ", req ? "" : json_tokener_error_desc(jerr));
+		json_object_put(req);
+		return;
+	}
+	json_object_object_get_ex(req, "id", &id);
+	if (!json_object_object_get_ex(req, "v", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int(v) != AFF_PROTO_VERSION) {
+		ctl_send_error(c, id, "unsupported-version",
+			       "this broker speaks protocol version %d: send \"v\":%d",
+			       AFF_PROTO_VERSION, AFF_PROTO_VERSION);
+	} else if (!json_object_object_get_ex(req, "op", &v) ||
+		   !json_object_is_type(v, json_type_string)) {
+		ctl_send_error(c, id, "malformed", "a request names its \"op\"");
+	} else if (!strcmp(op = json_object_get_string(v), "plan")) {
+		op_plan(c, req, id);
+	} else if (!strcmp(op, "topo")) {
+		op_topo(c, id);
+	} else if (!strcmp(op, "status")) {
+		op_status(c, id);
+	} else if (!strcmp(op, "watch")) {
+		ctl_set_watching(c);
+		ctl_send(c, reply_new(id));
+	} else if (!strcmp(op, "audit")) {
+		/* The audit (issue 4) is not in libaffinity yet. */
+		ctl_send_error(c, id, "unsupported", "this broker has no audit yet; run railbind audit");
+	} else if (!strcmp(op, "reload")) {
+		if (!privileged(c)) {
+			ctl_send_error(c, id, "permission", "reload is root's; uid %u may not",
+				       (unsigned)ctl_uid(c));
+		} else {
+			rbd_reload("reload request");
+			ctl_send(c, reply_new(id));
+		}
+	} else {
+		ctl_send_error(c, id, "unknown-op",
+			       "unknown op \"%.64s\"; ops: plan, topo, audit, status, watch, reload",
+			       op);
+	}
+	json_object_put(req);
+}

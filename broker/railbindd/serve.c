@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The node's topology and its plans. A plan depends on the client's limits
+ * (allowed CPUs, visible GPUs, isolation), so plans are cached per limit:
+ * every rank launched by one job asks under the same limits and is
+ * answered from one computed plan, serialised once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client.h"
+#include "model.h"
+#include "railbindd.h"
+
+#define CACHE_SIZE 16
+
+struct entry {
+	char *key;
+	int rc;			/* 0, or the negative errno of aff_plan_new() */
+	char *msg;		/* its message */
+	char *doc;		/* railbind.plan/1 */
+	char **rank;		/* each rank's object */
+	size_t nrank;
+	unsigned long long used;
+};
+
+static struct aff_ctx *ctx;
+static struct aff_topo *topo;
+static char *topo_doc;
+static char topo_err[1024];
+static struct entry cache[CACHE_SIZE];
+static unsigned long long tick, generation;
+static char *fingerprint;	/* the unlimited plan's text: did it change? */
+static struct timespec plan_time;
+static long nranks;
+
+static void entry_clear(struct entry *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->nrank; i++)
+		free(e->rank[i]);
+	free(e->rank);
+	free(e->key);
+	free(e->msg);
+	free(e->doc);
+	memset(e, 0, sizeof(*e));
+}
+
+static void compute(struct entry *e, const char *allowed, const char *visible, bool isolate)
+{
+	struct aff_plan_spec spec = { .allowed_cpus = allowed, .visible_gpus = visible };
+	struct aff_plan *plan = NULL;
+	char err[1024] = "";
+	size_t i;
+
+	if (isolate)
+		spec.flags |= AFF_PLAN_ISOLATE_GPU;
+	if (!topo) {
+		e->rc = -ENODEV;
+		e->msg = strdup(topo_err);
+		return;
+	}
+	e->rc = aff_plan_new(topo, &spec, &plan, err, sizeof(err));
+	if (!e->rc)
+		e->rc = aff_plan_json(plan, 0, &e->doc);
+	if (!e->rc) {
+		e->nrank = aff_plan_rank_count(plan);
+		e->rank = calloc(e->nrank ? e->nrank : 1, sizeof(char *));
+		for (i = 0; e->rank && i < e->nrank; i++)
+			if (aff_json_string(aff_plan_rank_object(plan, i), 0, &e->rank[i]) < 0)
+				e->rc = -ENOMEM;
+		if (!e->rank)
+			e->rc = -ENOMEM;
+	}
+	if (e->rc)
+		e->msg = strdup(*err ? err : strerror(-e->rc));
+	aff_plan_unref(plan);
+}
+
+static struct entry *lookup(const char *allowed, const char *visible, bool isolate)
+{
+	struct entry *e, *victim = &cache[0];
+	char *key;
+	size_t i;
+
+	if (asprintf(&key, "%s|%s|%d", allowed ? allowed : "*", visible ? visible : "*",
+		     isolate) < 0)
+		return NULL;
+	for (i = 0; i < CACHE_SIZE; i++) {
+		e = &cache[i];
+		if (e->key && !strcmp(e->key, key)) {
+			e->used = ++tick;
+			free(key);
+			return e;
+		}
+		if (!e->key || e->used < victim->used)
+			victim = e;
+	}
+	entry_clear(victim);
+	victim->key = key;
+	victim->used = ++tick;
+	compute(victim, allowed, visible, isolate);
+	return victim;
+}
+
+static const char *error_name(int rc)
+{
+	switch (-rc) {
+	case ENODEV:
+		return "no-accelerator";
+	case EINVAL:
+		return "invalid";
+	case ERANGE:
+		return "no-such-rank";
+	default:
+		return "internal";
+	}
+}
+
+int serve_rank(const char *allowed, const char *visible, bool isolate, long rank,
+	       const char **text, const char **error, char *msg, size_t msglen)
+{
+	struct entry *e = lookup(allowed, visible, isolate);
+
+	if (!e) {
+		*error = "internal";
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	if (e->rc) {
+		*error = error_name(e->rc);
+		snprintf(msg, msglen, "%s", e->msg ? e->msg : "");
+		return e->rc;
+	}
+	if (rank < 0 || (size_t)rank >= e->nrank) {
+		*error = "no-such-rank";
+		snprintf(msg, msglen, "no rank %ld: the plan has %zu rank%s (one per GPU)",
+			 rank, e->nrank, e->nrank == 1 ? "" : "s");
+		return -ERANGE;
+	}
+	*text = e->rank[rank];
+	return 0;
+}
+
+int serve_plan(const char *allowed, const char *visible, bool isolate,
+	       const char **text, const char **error, char *msg, size_t msglen)
+{
+	struct entry *e = lookup(allowed, visible, isolate);
+
+	if (!e || e->rc) {
+		*error = e ? error_name(e->rc) : "internal";
+		snprintf(msg, msglen, "%s", e && e->msg ? e->msg : "out of memory");
+		return e ? e->rc : -ENOMEM;
+	}
+	*text = e->doc;
+	return 0;
+}
+
+const char *serve_topo(const char **error, char *msg, size_t msglen)
+{
+	if (!topo_doc) {
+		*error = "no-accelerator";
+		snprintf(msg, msglen, "%s", topo_err);
+	}
+	return topo_doc;
+}
+
+long serve_rank_count(void)
+{
+	return nranks;
+}
+
+unsigned long long serve_generation(void)
+{
+	return generation;
+}
+
+double serve_plan_age(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - plan_time.tv_sec) +
+	       (double)(now.tv_nsec - plan_time.tv_nsec) / 1e9;
+}
+
+const char *serve_source(void)
+{
+	return conf.input ? conf.input : "live";
+}
+
+int serve_refresh(const char *why)
+{
+	struct aff_ctx *nctx = aff_ctx_new(conf.root);
+	struct aff_topo *ntopo = NULL;
+	struct entry *e;
+	char err[1024] = "";
+	char *fp;
+	size_t i;
+	int rc;
+
+	if (!nctx)
+		return -errno;
+	if (conf.debug)
+		aff_set_log_priority(nctx, LOG_INFO);
+	rc = aff_ctx_load_config(nctx, conf.config, err, sizeof(err));
+	if (rc < 0) {
+		/* Keep serving the plan we have rather than none. */
+		rbd_log(LOG_ERR, "config: %s; keeping the previous one", err);
+		aff_ctx_unref(nctx);
+		return rc;
+	}
+	rc = aff_topo_load(nctx, conf.input, 0, &ntopo, err, sizeof(err));
+	if (rc < 0) {
+		rbd_log(LOG_ERR, "topology: %s", err);
+		snprintf(topo_err, sizeof(topo_err), "%s", err);
+	}
+	aff_topo_unref(topo);
+	aff_ctx_unref(ctx);
+	ctx = nctx;
+	topo = ntopo;
+	free(topo_doc);
+	topo_doc = NULL;
+	if (topo && aff_topo_json(topo, 0, &topo_doc) < 0)
+		topo_doc = NULL;
+	for (i = 0; i < CACHE_SIZE; i++)
+		entry_clear(&cache[i]);
+	e = lookup(NULL, NULL, false);
+	nranks = e && !e->rc ? (long)e->nrank : 0;
+	fp = e && e->doc ? strdup(e->doc) : strdup(e && e->msg ? e->msg : "");
+	clock_gettime(CLOCK_MONOTONIC, &plan_time);
+	if (!fingerprint || !fp || strcmp(fp, fingerprint)) {
+		struct json_object *ev = json_object_new_object();
+
+		generation++;
+		rbd_log(LOG_INFO, "plan generation %llu (%s): %ld rank%s", generation, why,
+			nranks, nranks == 1 ? "" : "s");
+		json_object_object_add(ev, "v", json_object_new_int(AFF_PROTO_VERSION));
+		json_object_object_add(ev, "event", json_object_new_string("plan"));
+		json_object_object_add(ev, "generation", json_object_new_int64((int64_t)generation));
+		json_object_object_add(ev, "reason", json_object_new_string(why));
+		json_object_object_add(ev, "ranks", json_object_new_int64(nranks));
+		ctl_broadcast_watch(ev);
+	}
+	free(fingerprint);
+	fingerprint = fp;
+	return 0;
+}
+
+int serve_init(void)
+{
+	return serve_refresh("start");
+}
+
+void serve_fini(void)
+{
+	size_t i;
+
+	for (i = 0; i < CACHE_SIZE; i++)
+		entry_clear(&cache[i]);
+	free(topo_doc);
+	topo_doc = NULL;
+	free(fingerprint);
+	fingerprint = NULL;
+	aff_topo_unref(topo);
+	topo = NULL;
+	aff_ctx_unref(ctx);
+	ctx = NULL;
+}

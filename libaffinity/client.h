@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to libaffinity and railbindd: the broker's wire protocol
+ * (docs/PROTOCOL.md) as both ends use it, so the broker and the in-process
+ * fallback hand a rank over as the same JSON text.
+ */
+#ifndef RAILBIND_CLIENT_H
+#define RAILBIND_CLIENT_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "affinity.h"
+
+#define AFF_PROTO_VERSION 1
+/* The longest request line the broker reads; a longer one is an error. */
+#define AFF_PROTO_MAX_REQUEST 4096
+#define AFF_DEFAULT_SOCKET "/run/railbind/railbind.sock"
+
+/* @opt, else $RAILBIND_SOCKET, else the default path. */
+const char *aff_socket_path(const char *opt);
+
+/* The job a lease belongs to: @opt, else the launcher's job id, else "default". */
+const char *aff_job_name(const char *opt);
+
+/* Rank @k of @plan as its railbind.plan/1 object (new reference). */
+struct json_object *aff_plan_rank_object(const struct aff_plan *plan, size_t k);
+
+/*
+ * Send one request line to the broker at @path and read one reply line,
+ * within @timeout_ms. Returns 0 and the parsed reply in @reply, or a
+ * negative errno: -ENOENT/-ECONNREFUSED no broker, -ETIMEDOUT, -EPROTO.
+ */
+int aff_broker_call(const char *path, const char *request, int timeout_ms,
+		    struct json_object **reply);
+
+/* The binding of the rank object @text (JSON), as the client sees it. */
+int aff_binding_from_text(const char *text, const char *source,
+			  const char *fallback, unsigned long long generation,
+			  struct aff_binding **out);
+
+/* The errno of a broker error name ("busy" -> EBUSY), EPROTO if unknown. */
+int aff_broker_errno(const char *error);
+
+#endif

@@ -1,0 +1,614 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Integration tests of railbindd and its clients, on fixture topologies.
+
+Starts the real broker (railbindd --input F --socket P --foreground) and
+talks to it through `railbind run`/`status` and, for the protocol's edges,
+through raw sockets. Every assertion is on what the programs printed; the
+expected plans come from `railbind plan --json`, computed in-process.
+Needs RAILBIND, RAILBINDD, BUILD; root for the `nobody` cases (skipped,
+and said so, otherwise). Closing line: "N passed, N failed".
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+RAILBIND = os.environ["RAILBIND"]
+RAILBINDD = os.environ["RAILBINDD"]
+BUILD = os.environ["BUILD"]
+FIX = os.path.join(BUILD, "fixtures")
+DGX = os.path.join(FIX, "dgx-h100.xml")
+SMALL = os.path.join(FIX, "small.xml")
+HOST2 = os.path.join(FIX, "broker-host2.xml")
+VALGRIND = os.environ.get("VALGRIND", "")
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def cpulist(s):
+    out = set()
+    for part in s.split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        elif part:
+            out.add(int(part))
+    return out
+
+
+class Broker:
+    def __init__(self, tmp, inp, *extra, env=None, wrap=()):
+        self.sock = os.path.join(tmp, "railbind.sock")
+        self.state = tmp
+        self.log = open(os.path.join(tmp, "broker.log"), "ab")
+        self.args = [*wrap, RAILBINDD, "--foreground", "--input", inp, "--socket",
+                     self.sock, "--state-dir", tmp, *extra]
+        self.p = subprocess.Popen(self.args, stderr=self.log, env=env)
+        self.wait_ready()
+
+    def wait_ready(self, timeout=20.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.p.poll() is not None:
+                raise RuntimeError("railbindd exited with %d" % self.p.returncode)
+            try:
+                r = request(self.sock, {"v": 1, "op": "status"}, timeout=0.5)
+                if r.get("ok"):
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("railbindd did not answer within %gs" % timeout)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+        rc = self.p.wait(timeout=30)
+        self.log.close()
+        return rc
+
+
+def connect(path, timeout=2.0):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    return s
+
+
+def read_line(s):
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def request(path, obj, timeout=2.0):
+    with connect(path, timeout) as s:
+        s.sendall((json.dumps(obj) if not isinstance(obj, (bytes, str)) else obj).encode()
+                  if not isinstance(obj, bytes) else obj)
+        s.sendall(b"\n")
+        line = read_line(s)
+    return json.loads(line)
+
+
+def run(args, env=None, user=None, timeout=30):
+    cmd = [RAILBIND, *args]
+    if user:
+        cmd = ["setpriv", "--reuid=" + user, "--regid=" + user_group(user),
+               "--clear-groups", "--", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def user_group(user):
+    return "nogroup" if user == "nobody" else user
+
+
+def clean_env(**kw):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                        "MPI_LOCALRANKID", "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID",
+                        "RAILBIND_SOCKET", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                        "RAILBIND_JOB", "SLURM_JOB_ID", "TORCHELASTIC_RUN_ID",
+                        "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid")}
+    env.update(kw)
+    return env
+
+
+def binding_env(out):
+    """The rank's environment as `env` printed it: the variables the plan sets."""
+    keep = ("RAILBIND_", "NCCL_", "UCX_", "CUDA_", "ROCR_")
+    return sorted(line for line in out.splitlines() if line.startswith(keep)
+                  and not line.startswith("CUDA_HOME"))
+
+
+def expected_plan(inp):
+    r = run(["plan", "--json", "--input", inp])
+    return json.loads(r.stdout)
+
+
+def test_concurrent(tmp, b):
+    """64 clients at once: 8 jobs x 8 ranks, each gets its rank's plan and a lease."""
+    plan = expected_plan(DGX)
+    ranks = plan["ranks"]
+    check(len(ranks) == 8, "dgx-h100 plans 8 ranks")
+    env = clean_env(RAILBIND_SOCKET=b.sock)
+    procs = []
+    release = os.path.join(tmp, "release")
+    for job in range(8):
+        for rank in range(8):
+            procs.append((job, rank, subprocess.Popen(
+                [RAILBIND, "run", "--no-bind", "--job", "j%d" % job, "--rank", str(rank),
+                 "-v", "--", "sh", "-c",
+                 'echo "$RAILBIND_LOCAL_RANK|$RAILBIND_GPU|$RAILBIND_CPUS|$NCCL_IB_HCA"; '
+                 'while [ ! -e "$0" ]; do sleep 0.05; done', release],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)))
+    # Every client has its answer once it printed its line; then all hold leases.
+    lines = {}
+    for job, rank, p in procs:
+        lines[(job, rank)] = p.stdout.readline().strip()
+    st = request(b.sock, {"v": 1, "op": "status"})
+    held = {(l["job"], l["rank"]) for l in st["leases"]}
+    check(len(st["leases"]) == 64 and len(held) == 64,
+          "64 live clients hold 64 distinct leases (got %d)" % len(st["leases"]))
+    open(release, "w").close()
+    errs = []
+    for job, rank, p in procs:
+        p.wait(timeout=30)
+        err = p.stderr.read()
+        if p.returncode != 0 or "source broker" not in err:
+            errs.append("j%d/%d rc=%d %s" % (job, rank, p.returncode, err.strip()))
+    check(not errs, "all 64 clients served by the broker: " + "; ".join(errs[:3]))
+    wrong = []
+    for (job, rank), line in lines.items():
+        r = ranks[rank]
+        want = "%d|%s|%s|%s" % (rank, r["gpu"]["pci"], r["cpus"], r["env"].get("NCCL_IB_HCA", ""))
+        if line != want:
+            wrong.append("j%d/%d: %r, expected %r" % (job, rank, line, want))
+    check(not wrong, "each client got its rank's plan: " + "; ".join(wrong[:3]))
+    for job in range(8):
+        cpus = [cpulist(lines[(job, r)].split("|")[2]) for r in range(8)]
+        gpus = [lines[(job, r)].split("|")[1] for r in range(8)]
+        overlap = any(cpus[i] & cpus[j] for i in range(8) for j in range(i + 1, 8))
+        if overlap or len(set(gpus)) != 8:
+            check(False, "job j%d: plans not disjoint" % job)
+            break
+    else:
+        check(True, "plans within each job are disjoint (CPUs and GPUs)")
+    # The leases end with their processes.
+    end = time.time() + 5
+    while time.time() < end and request(b.sock, {"v": 1, "op": "status"})["leases"]:
+        time.sleep(0.05)
+    check(not request(b.sock, {"v": 1, "op": "status"})["leases"],
+          "leases are released when their processes exit")
+
+
+def test_busy_and_fallback(tmp, b):
+    env = clean_env(RAILBIND_SOCKET=b.sock)
+    holder = subprocess.Popen([RAILBIND, "run", "--no-bind", "--job", "busy", "--rank", "2",
+                               "--", "sleep", "30"], env=env)
+    try:
+        end = time.time() + 5
+        while time.time() < end and not request(b.sock, {"v": 1, "op": "status"})["leases"]:
+            time.sleep(0.02)
+        marker = os.path.join(tmp, "ran")
+        r = run(["run", "--no-bind", "--job", "busy", "--rank", "2", "--", "touch", marker],
+                env=env)
+        check(r.returncode == 1 and "held by pid %d" % holder.pid in r.stderr
+              and not os.path.exists(marker),
+              "a leased rank is refused to another process, before exec: %r" % r.stderr)
+        r = run(["run", "--no-bind", "--job", "other", "--rank", "2", "--", "true"], env=env)
+        check(r.returncode == 0, "the same rank of another job is free")
+    finally:
+        holder.kill()
+        holder.wait()
+    # Identical plans from the broker and in-process, rank by rank.
+    diff = []
+    for rank in range(8):
+        outs = []
+        for extra in ([], ["--local", "--input", DGX]):
+            r = run(["run", "--no-bind", "--no-lease", "--rank", str(rank), "-v", *extra,
+                     "--", "env"], env=env)
+            outs.append((r.returncode, binding_env(r.stdout),
+                         r.stderr.split(" source ")[0]))
+        if outs[0] != outs[1] or outs[0][0] != 0:
+            diff.append("rank %d: %r vs %r" % (rank, outs[0], outs[1]))
+    check(not diff, "the in-process fallback gives the broker's plan: " + "; ".join(diff[:2]))
+    # No broker at all: computed here, and said so.
+    r = run(["run", "--no-bind", "--rank", "3", "--input", DGX, "-v", "--", "true"],
+            env=clean_env(RAILBIND_SOCKET=os.path.join(tmp, "nothing.sock")))
+    check(r.returncode == 0 and "source local: no broker at" in r.stderr,
+          "without a broker, run computes the plan and says so: %r" % r.stderr)
+
+
+def test_cli_errors(tmp, b):
+    env = clean_env(RAILBIND_SOCKET=b.sock)
+    marker = os.path.join(tmp, "ran")
+    cases = [
+        (["run", "--no-bind", "--rank", "8", "--", "touch", marker], env, 1, "no rank 8"),
+        (["run", "--no-bind", "--rank", "x", "--", "touch", marker], env, 2, "--rank"),
+        (["run", "--bogus", "--", "touch", marker], env, 2, "unrecognized"),
+        (["run", "--no-bind", "--", "touch", marker], env, 2, "LOCAL_RANK"),
+        (["run", "--no-bind", "--rank", "1"], env, 2, "no command"),
+        (["run", "--no-bind", "--", "touch", marker], clean_env(RAILBIND_SOCKET=b.sock,
+                                                               SLURM_LOCALID="x"), 2, "SLURM_LOCALID"),
+    ]
+    for args, e, rc, text in cases:
+        r = run(args, env=e)
+        check(r.returncode == rc and text in r.stderr and not os.path.exists(marker)
+              and not r.stdout,
+              "railbind %s: exit %d, %r on stderr, no exec (got %d, %r)"
+              % (" ".join(args), rc, text, r.returncode, r.stderr))
+    for var in ("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                "MPI_LOCALRANKID", "PMI_LOCAL_RANK", "PALS_LOCAL_RANKID"):
+        r = run(["run", "--no-bind", "--no-lease", "--", "sh", "-c", "echo $RAILBIND_LOCAL_RANK"],
+                env=clean_env(RAILBIND_SOCKET=b.sock, **{var: "5"}))
+        check(r.returncode == 0 and r.stdout.strip() == "5", "local rank from %s" % var)
+    r = run(["run", "--no-bind", "--no-lease", "--rank", "1", "--", "sh", "-c",
+             "echo $RAILBIND_LOCAL_RANK"], env=clean_env(RAILBIND_SOCKET=b.sock, LOCAL_RANK="4"))
+    check(r.stdout.strip() == "1", "--rank wins over LOCAL_RANK")
+    r = run(["run", "--no-bind", "--no-lease", "--rank", "1", "--isolate-gpu", "--", "sh", "-c",
+             "echo $CUDA_VISIBLE_DEVICES"], env=env)
+    check(r.returncode == 0 and r.stdout.strip() != "", "--isolate-gpu sets CUDA_VISIBLE_DEVICES")
+    r = run(["run", "--no-bind", "--no-lease", "--rank", "1", "-v", "--", "true"], env=env)
+    check(r.returncode == 0 and len(r.stderr.splitlines()) == 1
+          and r.stderr.startswith("railbind: rank 1 gpu "),
+          "--verbose prints the binding in one line on stderr: %r" % r.stderr)
+
+
+def test_protocol(tmp, b):
+    sock = b.sock
+    with connect(sock) as s:
+        s.sendall(b"this is not json\n")
+        r1 = json.loads(read_line(s))
+        s.sendall(b'{"v":1,"op":"status","id":7}\n')
+        r2 = json.loads(read_line(s))
+    check(r1.get("error") == "malformed" and r2.get("ok") and r2.get("id") == 7,
+          "malformed request: an error reply, and the connection still serves")
+    r = request(sock, {"op": "status"})
+    check(r.get("error") == "unsupported-version", "a request without a version is refused")
+    r = request(sock, {"v": 1, "op": "frobnicate", "id": "x"})
+    check(r.get("error") == "unknown-op" and r.get("id") == "x", "unknown op: explicit error")
+    r = request(sock, {"v": 1, "op": "plan", "rank": "one"})
+    check(r.get("error") == "invalid", "a rank that is not a number: invalid")
+    r = request(sock, {"v": 1, "op": "plan", "rank": 99, "lease": "none"})
+    check(r.get("error") == "no-such-rank", "rank 99: no-such-rank")
+    r = request(sock, {"v": 1, "op": "audit"})
+    check(r.get("error") == "unsupported", "audit: unsupported in this build")
+    r = request(sock, {"v": 1, "op": "topo"})
+    check(r.get("topo", {}).get("schema") == "railbind.topo/1", "topo serves railbind.topo/1")
+    r = request(sock, {"v": 1, "op": "plan"})
+    check(r.get("plan", {}).get("ranks") == expected_plan(DGX)["ranks"],
+          "plan without a rank: the whole railbind.plan/1, as railbind plan computes it")
+    # Oversized: an error, then the connection is closed.
+    with connect(sock) as s:
+        try:
+            s.sendall(b"{" + b" " * 8000)
+        except OSError:
+            pass
+        try:
+            first = read_line(s)
+            rest = s.recv(100)
+        except ConnectionResetError:
+            first = rest = b"reset before the error reply"
+    check(b'"too-large"' in first and rest == b"", "oversized request: too-large, closed")
+    # Slow: a half request stalls only its own connection, then times out.
+    slow = connect(sock, timeout=5)
+    slow.sendall(b'{"v":1,"op":')
+    t0 = time.time()
+    fast = [request(sock, {"v": 1, "op": "plan", "rank": i % 8, "lease": "none"})
+            for i in range(50)]
+    dt = time.time() - t0
+    check(all(f.get("rank") for f in fast) and dt < 2.0,
+          "others are served while a client stalls (%d requests in %.3fs)" % (len(fast), dt))
+    line = read_line(slow)
+    waited = time.time() - t0
+    check(b'"timeout"' in line and slow.recv(10) == b"" and waited < 4,
+          "the stalled request gets a timeout error and is closed (%.2fs)" % waited)
+    slow.close()
+    # A client that asks and never reads is dropped, not waited for.
+    greedy = connect(sock)
+    greedy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    try:
+        greedy.settimeout(3)
+        for _ in range(4000):
+            greedy.sendall(b'{"v":1,"op":"topo"}\n')
+    except OSError:
+        pass
+    r = request(sock, {"v": 1, "op": "status"})
+    check(r.get("ok"), "a client that does not read does not stall the broker")
+    greedy.close()
+    # A claim outside the process's own CUDA_VISIBLE_DEVICES is refused.
+    code = ("import json,socket,sys;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
+            "s.sendall(json.dumps({'v':1,'op':'plan','rank':0,'lease':'none',"
+            "'visible':sys.argv[2]}).encode()+b'\\n');print(s.makefile().readline())")
+    for claim, ok in (("1", False), ("0", True)):
+        out = subprocess.run([sys.executable, "-c", code, sock, claim], capture_output=True,
+                             text=True, env=clean_env(CUDA_VISIBLE_DEVICES="0,2")).stdout
+        rep = json.loads(out)
+        if ok:
+            check(rep.get("rank", {}).get("gpu", {}).get("index") == 0,
+                  "a claim within CUDA_VISIBLE_DEVICES narrows the plan: %r" % out[:200])
+        else:
+            check(rep.get("error") == "permission",
+                  "a claim outside the process's CUDA_VISIBLE_DEVICES is refused: %r" % out[:200])
+
+
+def test_watch_and_reload(tmp):
+    inp = os.path.join(tmp, "node.xml")
+    shutil.copy(DGX, inp)
+    b = Broker(tmp, inp)
+    try:
+        w = connect(b.sock, timeout=5)
+        w.sendall(b'{"v":1,"op":"watch"}\n')
+        ack = json.loads(read_line(w))
+        gen0 = ack.get("generation")
+        os.kill(b.p.pid, signal.SIGHUP)
+        time.sleep(0.3)
+        shutil.copy(SMALL, inp + ".new")
+        os.rename(inp + ".new", inp)
+        t0 = time.time()
+        os.kill(b.p.pid, signal.SIGHUP)
+        ev = json.loads(read_line(w))
+        dt = time.time() - t0
+        check(ack.get("ok") and ev.get("event") == "plan" and ev.get("generation") == gen0 + 1
+              and ev.get("ranks") == 2 and dt < 1.0,
+              "SIGHUP with a changed topology: one watch event, generation %s -> %s, %.2fs"
+              % (gen0, ev.get("generation"), dt))
+        st = request(b.sock, {"v": 1, "op": "status"})
+        check(st.get("generation") == gen0 + 1 and st.get("ranks") == 2,
+              "an unchanged reload keeps the generation; the changed one bumps it once")
+        r = run(["status", "--reload", "-s", b.sock])
+        check(r.returncode == 0 and "generation: %d" % (gen0 + 1) in r.stdout,
+              "root may reload: %r" % r.stderr)
+        w.close()
+    finally:
+        rc = b.stop()
+    check(rc == 0 and not os.path.exists(b.sock), "SIGTERM: exit 0, socket removed")
+
+
+def test_nobody(tmp, b):
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("SKIP: the unprivileged cases need root and setpriv")
+        return
+    env = clean_env(RAILBIND_SOCKET=b.sock)
+    root_holder = subprocess.Popen([RAILBIND, "run", "--no-bind", "--job", "r", "--rank", "0",
+                                    "--", "sleep", "30"], env=env)
+    nobody_holder = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                                      "--clear-groups", "--", RAILBIND, "run", "--no-bind",
+                                      "--job", "n", "--rank", "1", "--", "sleep", "30"], env=env)
+    try:
+        end = time.time() + 5
+        while time.time() < end and len(request(b.sock, {"v": 1, "op": "status"})["leases"]) < 2:
+            time.sleep(0.05)
+        r = run(["status", "--json"], env=env, user="nobody")
+        mine = json.loads(r.stdout)["leases"] if r.returncode == 0 else None
+        check(mine is not None and [(l["job"], l["uid"]) for l in mine] == [("n", 65534)],
+              "nobody sees only its own lease: %r %r" % (mine, r.stderr))
+        r = run(["status", "--json"], env=env)
+        every = sorted(l["job"] for l in json.loads(r.stdout)["leases"])
+        check(every == ["n", "r"], "root sees every lease: %r" % every)
+        r = run(["status", "--reload"], env=env, user="nobody")
+        check(r.returncode == 1 and "reload is root's" in r.stderr,
+              "nobody cannot reload: %r" % r.stderr)
+    finally:
+        for p in (root_holder, nobody_holder):
+            p.kill()
+            p.wait()
+
+
+def test_kill9(tmp):
+    """kill -9 mid-traffic: clients fall back; a restart keeps live pids' leases."""
+    b = Broker(tmp, DGX)
+    env = clean_env(RAILBIND_SOCKET=b.sock)
+    holders = [subprocess.Popen([RAILBIND, "run", "--no-bind", "--job", "k", "--rank", str(r),
+                                 "--", "sleep", "60"], env=env) for r in range(4)]
+    try:
+        end = time.time() + 5
+        while time.time() < end and len(request(b.sock, {"v": 1, "op": "status"})["leases"]) < 4:
+            time.sleep(0.05)
+        results = []
+        stop = threading.Event()
+
+        def traffic():
+            while not stop.is_set():
+                r = run(["run", "--no-bind", "--no-lease", "--rank", "5", "--input", DGX, "-v",
+                         "--", "sh", "-c", "echo $RAILBIND_CPUS"], env=env)
+                results.append((r.returncode, r.stdout.strip(),
+                                "source broker" in r.stderr, "source local" in r.stderr))
+        threads = [threading.Thread(target=traffic) for _ in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)
+        b.p.kill()
+        b.p.wait()
+        time.sleep(0.5)
+        b2 = Broker(tmp, DGX)
+        time.sleep(0.5)
+        stop.set()
+        for t in threads:
+            t.join()
+        want = expected_plan(DGX)["ranks"][5]["cpus"]
+        bad = [x for x in results if x[0] != 0 or x[1] != want]
+        check(results and not bad, "every request across the crash got rank 5's plan "
+              "(%d requests, %d failed: %r)" % (len(results), len(bad), bad[:2]))
+        check(any(x[3] for x in results) and any(x[2] for x in results),
+              "some requests fell back, others reached a broker (%d local, %d broker)"
+              % (sum(x[3] for x in results), sum(x[2] for x in results)))
+        st = request(b2.sock, {"v": 1, "op": "status"})
+        got = sorted((l["job"], l["rank"], l["pid"]) for l in st["leases"])
+        check(got == [("k", r, holders[r].pid) for r in range(4)],
+              "the restarted broker keeps the 4 live leases: %r" % got)
+        r = run(["run", "--no-bind", "--job", "k", "--rank", "0", "--", "true"], env=env)
+        check(r.returncode == 1 and "held by pid %d" % holders[0].pid in r.stderr,
+              "a kept lease is still enforced")
+        holders[0].kill()
+        holders[0].wait()
+        end = time.time() + 2
+        while time.time() < end and len(request(b2.sock, {"v": 1, "op": "status"})["leases"]) > 3:
+            time.sleep(0.02)
+        check(len(request(b2.sock, {"v": 1, "op": "status"})["leases"]) == 3,
+              "a kept lease ends with its process (pidfd)")
+        b2.stop()
+        # A dead holder's saved lease is dropped on the next start.
+        for h in holders[1:]:
+            h.kill()
+            h.wait()
+        b3 = Broker(tmp, DGX)
+        check(request(b3.sock, {"v": 1, "op": "status"})["leases"] == [],
+              "leases of dead pids are dropped at start")
+        b3.stop()
+    finally:
+        for h in holders:
+            h.kill()
+            h.wait()
+
+
+def test_binds(tmp):
+    """On a fixture shaped like this 2-CPU host, run really binds."""
+    if len(os.sched_getaffinity(0)) < 2 or not os.path.exists("/proc/self/numa_maps"):
+        print("SKIP: binding needs 2 CPUs and NUMA support here")
+        return
+    b = Broker(tmp, HOST2, "--limits", "on")
+    try:
+        env = clean_env(RAILBIND_SOCKET=b.sock)
+        script = ("grep Cpus_allowed_list /proc/self/status | cut -f2; "
+                  "grep -m1 -o 'prefer:[0-9]*\\|bind:[0-9]*' /proc/self/numa_maps")
+        r = run(["run", "--rank", "1", "--no-lease", "--", "sh", "-c", script], env=env)
+        check(r.returncode == 0 and r.stdout.split() == ["1", "prefer:0"],
+              "rank 1: the exec'd command runs on CPU 1 and prefers node 0: %r %r"
+              % (r.stdout, r.stderr))
+        r = subprocess.run(["taskset", "-c", "0", RAILBIND, "run", "--rank", "1", "--no-lease",
+                            "-v", "--", "sh", "-c", script], capture_output=True, text=True,
+                           env=env)
+        check(r.returncode == 0 and r.stdout.split()[:1] == ["0"],
+              "a client limited to CPU 0 never gets CPUs outside it: %r %r" % (r.stdout, r.stderr))
+    finally:
+        b.stop()
+
+
+def test_sd_notify_and_activation(tmp):
+    ns = os.path.join(tmp, "notify")
+    n = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    n.bind(ns)
+    n.settimeout(10)
+    b = Broker(tmp, DGX, env=dict(os.environ, NOTIFY_SOCKET=ns))
+    try:
+        msg = n.recv(4096).decode()
+        check("READY=1" in msg, "sd_notify READY=1: %r" % msg)
+    finally:
+        b.stop()
+        n.close()
+    # Socket activation: the listening socket arrives as fd 3.
+    path = os.path.join(tmp, "activated.sock")
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ls.bind(path)
+    ls.listen(16)
+    log = open(os.path.join(tmp, "activated.log"), "ab")
+
+    def child():
+        if ls.fileno() != 3:
+            os.dup2(ls.fileno(), 3)
+        os.set_inheritable(3, True)
+        os.environ["LISTEN_FDS"] = "1"
+        os.environ["LISTEN_PID"] = str(os.getpid())
+    p = subprocess.Popen([RAILBINDD, "--foreground", "--input", DGX, "--state-dir", tmp,
+                          "--socket", os.path.join(tmp, "unused.sock")],
+                         preexec_fn=child, close_fds=False, stdout=subprocess.DEVNULL,
+                         stderr=log)
+    ls.close()
+    try:
+        r = request(path, {"v": 1, "op": "status"}, timeout=10)
+        check(r.get("ok") and r["broker"]["pid"] == p.pid
+              and not os.path.exists(os.path.join(tmp, "unused.sock")),
+              "socket activation: serves on the passed socket")
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            check(False, "the activated broker ignored SIGTERM")
+        log.close()
+
+
+def test_valgrind(tmp):
+    if not shutil.which("valgrind") or os.environ.get("RB_NO_VALGRIND"):
+        print("SKIP: valgrind not found, or RB_NO_VALGRIND set (ASan build)")
+        return
+    b = Broker(tmp, DGX, wrap=("valgrind", "-q", "--leak-check=full",
+                               "--errors-for-leak-kinds=definite,indirect",
+                               "--error-exitcode=9"))
+    env = clean_env(RAILBIND_SOCKET=b.sock)
+    run(["run", "--no-bind", "--rank", "1", "--", "true"], env=env)
+    run(["status"], env=env)
+    request(b.sock, b"garbage")
+    request(b.sock, {"v": 1, "op": "plan"})
+    request(b.sock, {"v": 1, "op": "topo"})
+    request(b.sock, {"v": 1, "op": "plan", "rank": 2, "lease": "conn"})
+    os.kill(b.p.pid, signal.SIGHUP)
+    rc = b.stop()
+    check(rc == 0, "railbindd under valgrind: no leak, no invalid access (exit %d)" % rc)
+
+
+def main():
+    for f in (DGX, SMALL, HOST2):
+        if not os.path.exists(f):
+            print("broker: %s missing; run make fixtures" % f)
+            return 1
+    base = tempfile.mkdtemp(prefix="railbind-broker.")
+    os.chmod(base, 0o755)   # nobody must reach the socket
+    tests = [test_concurrent, test_busy_and_fallback, test_cli_errors, test_protocol,
+             test_nobody]
+    try:
+        tmp = os.path.join(base, "main")
+        os.mkdir(tmp, 0o755)
+        b = Broker(tmp, DGX, "--request-timeout", "1000")
+        try:
+            for t in tests:
+                try:
+                    t(tmp, b)
+                except Exception as e:  # a crash in one test is a failure, not the end
+                    check(False, "%s raised %r" % (t.__name__, e))
+        finally:
+            rc = b.stop()
+            check(rc == 0, "the main broker survived everything and exits 0 (got %s)" % rc)
+        for t in (test_watch_and_reload, test_kill9, test_binds, test_sd_notify_and_activation,
+                  test_valgrind):
+            tmp = os.path.join(base, t.__name__)
+            os.mkdir(tmp, 0o755)
+            try:
+                t(tmp)
+            except Exception as e:
+                check(False, "%s raised %r" % (t.__name__, e))
+    finally:
+        if failed:
+            print("broker: logs kept in " + base)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
