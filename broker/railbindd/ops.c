@@ -188,6 +188,24 @@ static void op_topo(struct client *c, struct json_object *id)
 	ctl_send(c, r);
 }
 
+static void op_audit(struct client *c, struct json_object *id)
+{
+	const char *error = NULL, *text;
+	struct json_object *r;
+	char msg[1024];
+	int code = 3;
+
+	text = serve_audit(&code, &error, msg, sizeof(msg));
+	if (!text) {
+		ctl_send_error(c, id, error, "%s", msg);
+		return;
+	}
+	r = reply_new(id);
+	add_text(r, "audit", text);
+	json_object_object_add(r, "exit_code", json_object_new_int(code));
+	ctl_send(c, r);
+}
+
 static struct json_object *module_info(void)
 {
 	struct json_object *m = json_object_new_object();
@@ -262,8 +280,7 @@ void ops_request(struct client *c, const char *line)
 		ctl_set_watching(c);
 		ctl_send(c, reply_new(id));
 	} else if (!strcmp(op, "audit")) {
-		/* The audit (issue 4) is not in libaffinity yet. */
-		ctl_send_error(c, id, "unsupported", "this broker has no audit yet; run railbind audit");
+		op_audit(c, id);
 	} else if (!strcmp(op, "reload")) {
 		if (!privileged(c)) {
 			ctl_send_error(c, id, "permission", "reload is root's; uid %u may not",

@@ -98,6 +98,8 @@ int serve_rank(const char *allowed, const char *visible, bool isolate, long rank
 int serve_plan(const char *allowed, const char *visible, bool isolate,
 	       const char **text, const char **error, char *msg, size_t msglen);
 const char *serve_topo(const char **error, char *msg, size_t msglen);
+/* The railbind.audit/1 text and the audit's exit code (0-3), or NULL. */
+const char *serve_audit(int *code, const char **error, char *msg, size_t msglen);
 long serve_rank_count(void);
 
 /* peer.c: who a client is and what it may use, read from /proc, not asked. */

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "model.h"
+#include "audit.h"
 #include "railbindd.h"
 
 #define CACHE_SIZE 16
@@ -31,6 +32,8 @@ static struct aff_ctx *ctx;
 static struct aff_topo *topo;
 static char *topo_doc;
 static char topo_err[1024];
+static char *audit_doc;		/* railbind.audit/1 of topo, made on first ask */
+static int audit_code;
 static struct entry cache[CACHE_SIZE];
 static unsigned long long tick, generation;
 static char *fingerprint;	/* the unlimited plan's text: did it change? */
@@ -169,6 +172,44 @@ const char *serve_topo(const char **error, char *msg, size_t msglen)
 	return topo_doc;
 }
 
+/*
+ * The audit of the current topology. Made on the first request after a
+ * refresh, not at every refresh: most nodes never ask, and it reads sysfs.
+ */
+const char *serve_audit(int *code, const char **error, char *msg, size_t msglen)
+{
+	struct aff_audit *a = NULL;
+	char err[1024] = "";
+	int rc;
+
+	if (audit_doc) {
+		*code = audit_code;
+		return audit_doc;
+	}
+	if (!topo) {
+		*error = "no-topology";
+		snprintf(msg, msglen, "%s", topo_err);
+		return NULL;
+	}
+	rc = aff_audit_run(topo, NULL, 0, &a, err, sizeof(err));
+	if (rc < 0) {
+		*error = "audit";
+		snprintf(msg, msglen, "%s", *err ? err : strerror(-rc));
+		return NULL;
+	}
+	audit_code = aff_audit_exit_code(a);
+	if (aff_json_string(aff_audit_to_json(a), 0, &audit_doc) < 0)
+		audit_doc = NULL;
+	aff_audit_free(a);
+	if (!audit_doc) {
+		*error = "internal";
+		snprintf(msg, msglen, "out of memory");
+		return NULL;
+	}
+	*code = audit_code;
+	return audit_doc;
+}
+
 long serve_rank_count(void)
 {
 	return nranks;
@@ -225,6 +266,8 @@ int serve_refresh(const char *why)
 	topo = ntopo;
 	free(topo_doc);
 	topo_doc = NULL;
+	free(audit_doc);
+	audit_doc = NULL;
 	if (topo && aff_topo_json(topo, 0, &topo_doc) < 0)
 		topo_doc = NULL;
 	for (i = 0; i < CACHE_SIZE; i++)
@@ -264,6 +307,8 @@ void serve_fini(void)
 		entry_clear(&cache[i]);
 	free(topo_doc);
 	topo_doc = NULL;
+	free(audit_doc);
+	audit_doc = NULL;
 	free(fingerprint);
 	fingerprint = NULL;
 	aff_topo_unref(topo);

@@ -293,7 +293,14 @@ def test_protocol(tmp, b):
     r = request(sock, {"v": 1, "op": "plan", "rank": 99, "lease": "none"})
     check(r.get("error") == "no-such-rank", "rank 99: no-such-rank")
     r = request(sock, {"v": 1, "op": "audit"})
-    check(r.get("error") == "unsupported", "audit: unsupported in this build")
+    cli = run(["audit", "--json", "--input", DGX])
+    want = json.loads(cli.stdout)
+    got = r.get("audit", {})
+    check(got.get("schema") == "railbind.audit/1" and r.get("exit_code") == cli.returncode
+          and got.get("status") == want.get("status")
+          and sorted((c["id"], c["severity"], c["subject"]) for c in got.get("checks", []))
+          == sorted((c["id"], c["severity"], c["subject"]) for c in want.get("checks", [])),
+          "audit: the broker's railbind.audit/1 and exit code are railbind audit's")
     r = request(sock, {"v": 1, "op": "topo"})
     check(r.get("topo", {}).get("schema") == "railbind.topo/1", "topo serves railbind.topo/1")
     r = request(sock, {"v": 1, "op": "plan"})
