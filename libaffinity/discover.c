@@ -29,6 +29,7 @@ struct annotator {
 	struct aff_discover_report *rep;
 };
 
+__attribute__((format(printf, 3, 4)))
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -41,6 +42,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* ${root}/<fmt...>; -ENAMETOOLONG rather than a silently truncated path. */
+__attribute__((format(printf, 4, 5)))
 static int mkpath(const struct annotator *an, char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;

@@ -135,6 +135,47 @@ static int explain_hwloc_failure(const char *path, char *err, size_t errlen)
 			  path, e ? e->line : 0, (int)strcspn(msg, "\n"), msg);
 }
 
+/*
+ * hwloc 2.9.0 dereferences NULL when an <object> has a cpuset but no
+ * complete_cpuset (found by fuzz/fuzz_hwloc; every file hwloc writes, v1 or
+ * v2, has both). Refuse such a file before hwloc sees it. Returns 1 when
+ * the file is fine for hwloc, 0 when it is not well-formed XML (hwloc's own
+ * error path explains that), or -EINVAL with err set.
+ */
+static int check_cpusets(const xmlNode *n, const char *path, char *err,
+			 size_t errlen)
+{
+	int rc = 1;
+
+	for (; n && rc > 0; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (!strcmp((const char *)n->name, "object") &&
+		    xmlHasProp(n, (const xmlChar *)"cpuset") &&
+		    !xmlHasProp(n, (const xmlChar *)"complete_cpuset"))
+			return aff_seterr(err, errlen, EINVAL,
+					  "%s:%ld: <object> with a cpuset but no complete_cpuset",
+					  path, xmlGetLineNo(n));
+		rc = check_cpusets(n->children, path, err, errlen);
+	}
+	return rc;
+}
+
+static int precheck_hwloc(const char *path, char *err, size_t errlen)
+{
+	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET |
+					      XML_PARSE_NOERROR |
+					      XML_PARSE_NOWARNING |
+					      XML_PARSE_HUGE);
+	int rc;
+
+	if (!doc)
+		return 0;
+	rc = check_cpusets(xmlDocGetRootElement(doc), path, err, errlen);
+	xmlFreeDoc(doc);
+	return rc;
+}
+
 static int hwloc_open(hwloc_topology_t *hw, const char *xml)
 {
 	if (hwloc_topology_init(hw) < 0)
@@ -153,7 +194,11 @@ static int load_hwloc_source(struct aff_topo *t, const char *path, char *err,
 			     size_t errlen)
 {
 	hwloc_topology_t hw;
-	int rc = hwloc_open(&hw, path);
+	int rc = precheck_hwloc(path, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	rc = hwloc_open(&hw, path);
 
 	/* hwloc parses the file as it is set: a malformed one fails here. */
 	if (rc == -EINVAL)

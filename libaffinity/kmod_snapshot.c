@@ -36,6 +36,7 @@ struct aff_kmod_snapshot {
 	struct aff_kmod_kv *kvs;
 };
 
+__attribute__((format(printf, 5, 6)))
 static int fail(char *err, size_t errlen, int ret, unsigned int line, const char *fmt, ...)
 {
 	va_list ap;

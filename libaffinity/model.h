@@ -128,6 +128,10 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen);
 int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
 		  size_t errlen);
+/* The same from len bytes in memory (the fuzz target's entry); name is for
+ * messages. */
+int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
+		      const char *name, char *err, size_t errlen);
 
 /* load_nccl.c: a sysfs cpumap-style hex mask ("ffffffff,0000ffff"). */
 int aff_parse_cpumask(const char *s, hwloc_bitmap_t set);

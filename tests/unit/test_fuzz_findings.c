@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Regression tests of what the fuzz targets (fuzz/) found in libaffinity,
+ * one test per finding, each on the smallest input that showed it.
+ */
+#include "fixture.h"
+
+static int load_text(const char *text, struct aff_topo **t, char *err, size_t errlen)
+{
+	char dir[256], path[512];
+	int rc;
+
+	fx_mkdtemp(dir, sizeof(dir));
+	fx_write(dir, "topo.xml", text, path, sizeof(path));
+	rc = fx_load_file(path, t, err, errlen);
+	fx_rmdir(dir);
+	return rc;
+}
+
+/*
+ * fuzz_nccl: a GPU listed twice (same busid under two <cpu>) became two GPUs
+ * with one PCI address, and the plan gave two ranks the same GPU.
+ */
+static void test_nccl_duplicate_busid(void **state)
+{
+	static const char xml[] =
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"0\" affinity=\"0000ffff\">\n"
+		"  <pci busid=\"0000:90:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"0\"/></pci>\n"
+		" </cpu>\n"
+		" <cpu numaid=\"1\" affinity=\"ffff0000\">\n"
+		"  <pci busid=\"0000:90:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"1\"/></pci>\n"
+		" </cpu>\n"
+		"</system>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, "two devices at PCI address 0000:90:00.0"));
+}
+
+/* The same GPU once is still fine: the check is on duplicates only. */
+static void test_nccl_distinct_busids(void **state)
+{
+	static const char xml[] =
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"0\" affinity=\"0000ffff\">\n"
+		"  <pci busid=\"0000:90:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"0\"/></pci>\n"
+		" </cpu>\n"
+		" <cpu numaid=\"1\" affinity=\"ffff0000\">\n"
+		"  <pci busid=\"0000:91:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"1\"/></pci>\n"
+		" </cpu>\n"
+		"</system>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), 0);
+	assert_int_equal(aff_topo_gpu_count(t), 2);
+	aff_topo_unref(t);
+}
+
+/*
+ * fuzz_hwloc: hwloc 2.9.0 dereferences NULL loading an <object> with a
+ * cpuset but no complete_cpuset; the loader now refuses such a file first.
+ */
+static void test_hwloc_missing_complete_cpuset(void **state)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<topology version=\"2.0\">\n"
+		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+		"  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"2\"/>\n"
+		"  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
+		"  <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"4\"/>\n"
+		" </object>\n"
+		"</topology>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, ":6: <object> with a cpuset but no complete_cpuset"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nccl_duplicate_busid),
+		cmocka_unit_test(test_nccl_distinct_busids),
+		cmocka_unit_test(test_hwloc_missing_complete_cpuset),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
