@@ -34,6 +34,8 @@ static const char *skip_prolog(const char *p, const char *end)
 
 		while (p < end && isspace((unsigned char)*p))
 			p++;
+		/* cppcheck wrongly takes p == end for granted after the loop. */
+		// cppcheck-suppress knownConditionTrueFalse
 		if (end - p < 2 || *p != '<')
 			return p;
 		if (p[1] == '?')

