@@ -29,35 +29,37 @@ static void usage(FILE *f)
 		rb_prog);
 }
 
-static const char *jstr(struct json_object *o, const char *key)
+/* "mlx5_0(PIX),mlx5_3(PIX)": a rank's rails, primary first. */
+static void nic_list(struct json_object *r, char *buf, size_t len)
 {
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static void print_rank(struct json_object *r, int details)
-{
-	struct json_object *gpu, *nics, *env;
-	const char *mems = jstr(r, "mems");
-	char nicbuf[512] = "";
+	struct json_object *nics;
 	size_t i, used = 0;
 
-	json_object_object_get_ex(r, "gpu", &gpu);
+	*buf = '\0';
 	json_object_object_get_ex(r, "nics", &nics);
-	for (i = 0; i < json_object_array_length(nics) && used < sizeof(nicbuf); i++) {
+	for (i = 0; i < json_object_array_length(nics) && used < len; i++) {
 		struct json_object *n = json_object_array_get_idx(nics, i);
-		const char *name = jstr(n, "name");
+		const char *name = rb_jstr(n, "name");
 
-		used += (size_t)snprintf(nicbuf + used, sizeof(nicbuf) - used,
-					 "%s%s(%s)", i ? "," : "",
-					 name ? name : jstr(n, "pci"), jstr(n, "path"));
+		used += (size_t)snprintf(buf + used, len - used, "%s%s(%s)",
+					 i ? "," : "", name ? name : rb_jstr(n, "pci"),
+					 rb_jstr(n, "path"));
 	}
-	printf("%-5s %-4s %-13s %-24s %-22s %s\n", jstr(r, "local_rank"),
-	       jstr(gpu, "index"), jstr(gpu, "pci"), *nicbuf ? nicbuf : "-",
-	       jstr(r, "cpus"), mems ? mems : "unknown");
+	if (!*buf)
+		snprintf(buf, len, "-");
+}
+
+static void print_rank(struct json_object *r, int nicw, int details)
+{
+	const char *mems = rb_jstr(r, "mems"), *cpus = rb_jstr(r, "cpus");
+	struct json_object *gpu, *env;
+	char nics[512];
+
+	json_object_object_get_ex(r, "gpu", &gpu);
+	nic_list(r, nics, sizeof(nics));
+	printf("%-5s %-4s %-13s %-*s %-22s %s\n", rb_jstr(r, "local_rank"),
+	       rb_jstr(gpu, "index"), rb_jstr(gpu, "pci"), nicw, nics,
+	       cpus ? cpus : "unknown", mems ? mems : "unknown");
 	if (!details)
 		return;
 	json_object_object_get_ex(r, "env", &env);
@@ -68,18 +70,26 @@ static void print_rank(struct json_object *r, int details)
 static void print_text(struct json_object *doc, int details)
 {
 	struct json_object *ranks, *warns;
+	int nicw = (int)strlen("nics (path)");
+	char nics[512];
 	size_t i;
 
 	json_object_object_get_ex(doc, "ranks", &ranks);
 	json_object_object_get_ex(doc, "warnings", &warns);
-	printf("%-5s %-4s %-13s %-24s %-22s %s\n", "rank", "gpu", "pci",
+	/* The NIC column is as wide as its widest entry (p5: four NICs). */
+	for (i = 0; i < json_object_array_length(ranks); i++) {
+		nic_list(json_object_array_get_idx(ranks, i), nics, sizeof(nics));
+		if ((int)strlen(nics) > nicw)
+			nicw = (int)strlen(nics);
+	}
+	printf("%-5s %-4s %-13s %-*s %-22s %s\n", "rank", "gpu", "pci", nicw,
 	       "nics (path)", "cpus", "mems");
 	for (i = 0; i < json_object_array_length(ranks); i++)
-		print_rank(json_object_array_get_idx(ranks, i), details);
+		print_rank(json_object_array_get_idx(ranks, i), nicw, details);
 	for (i = 0; i < json_object_array_length(warns); i++) {
 		struct json_object *w = json_object_array_get_idx(warns, i);
 
-		printf("warning: %s: %s\n", jstr(w, "id"), jstr(w, "message"));
+		printf("warning: %s: %s\n", rb_jstr(w, "id"), rb_jstr(w, "message"));
 	}
 }
 
@@ -139,16 +149,7 @@ int cmd_plan(int argc, char **argv)
 		return RB_EXIT_FAIL;
 	}
 	doc = aff_plan_to_json(plan);
-	if (o.json) {
-		char *s = NULL;
-
-		rc = aff_json_string(doc, o.pretty ? AFF_JSON_PRETTY : 0, &s);
-		rc = rb_print_json(rc, s);
-	} else {
-		print_text(doc, o.details);
-		json_object_put(doc);
-		rc = fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
-	}
+	rc = rb_emit(doc, &o, print_text);
 	aff_plan_unref(plan);
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);

@@ -71,5 +71,14 @@ bool rb_common_opt(int c, const char *arg, struct rb_opts *o);
 /* Print a JSON string document (and free it). */
 int rb_print_json(int rc, char *doc);
 bool rb_color(FILE *f);
+struct json_object;
+/* A string member of a JSON object (numbers as text), or NULL. */
+const char *rb_jstr(struct json_object *o, const char *key);
+/*
+ * Print doc on stdout: as JSON with -j (-p), else through text(), which
+ * reads the same document. Frees doc; returns an exit code.
+ */
+int rb_emit(struct json_object *doc, const struct rb_opts *o,
+	    void (*text)(struct json_object *doc, int details));
 
 #endif

@@ -21,15 +21,6 @@ static void usage(FILE *f)
 		RB_COMMON_HELP, rb_prog);
 }
 
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return NULL;
-	return json_object_get_string(v);
-}
-
 static const char *legend =
 	"Legend:\n"
 	"  PIX  = through at most one PCIe switch\n"
@@ -55,7 +46,7 @@ static void print_text(struct json_object *doc, int details)
 	for (g = 0; g < ng; g++) {
 		struct json_object *gj = json_object_array_get_idx(gpus, g);
 		struct json_object *row = json_object_array_get_idx(paths, g);
-		const char *cpus = jstr(gj, "cpus"), *numa = jstr(gj, "numa");
+		const char *cpus = rb_jstr(gj, "cpus"), *numa = rb_jstr(gj, "numa");
 
 		printf("GPU%-4zu", g);
 		for (n = 0; n < nn; n++)
@@ -69,12 +60,12 @@ static void print_text(struct json_object *doc, int details)
 	printf("\nGPUs:\n");
 	for (g = 0; g < ng; g++)
 		printf("  GPU%zu: %s\n", g,
-		       jstr(json_object_array_get_idx(gpus, g), "pci"));
+		       rb_jstr(json_object_array_get_idx(gpus, g), "pci"));
 	printf("NICs:\n");
 	for (n = 0; n < nn; n++) {
 		struct json_object *nj = json_object_array_get_idx(nics, n);
-		const char *name = jstr(nj, "name"), *pci = jstr(nj, "pci");
-		const char *netdev = jstr(nj, "netdev"), *numa = jstr(nj, "numa");
+		const char *name = rb_jstr(nj, "name"), *pci = rb_jstr(nj, "pci");
+		const char *netdev = rb_jstr(nj, "netdev"), *numa = rb_jstr(nj, "numa");
 		struct json_object *rdma;
 
 		json_object_object_get_ex(nj, "rdma", &rdma);
@@ -122,16 +113,7 @@ int cmd_topo(int argc, char **argv)
 		return RB_EXIT_FAIL;
 	}
 	doc = aff_topo_to_json(topo);
-	if (o.json) {
-		char *s = NULL;
-
-		rc = aff_json_string(doc, o.pretty ? AFF_JSON_PRETTY : 0, &s);
-		rc = rb_print_json(rc, s);
-	} else {
-		print_text(doc, o.details);
-		json_object_put(doc);
-		rc = fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
-	}
+	rc = rb_emit(doc, &o, print_text);
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);
 	return rc;

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
+#include "model.h"
 #include "railbind.h"
 
 const char *rb_prog = "railbind";
@@ -78,6 +80,30 @@ int rb_print_json(int rc, char *doc)
 	}
 	puts(doc);
 	free(doc);
+	return fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
+}
+
+const char *rb_jstr(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v)
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int rb_emit(struct json_object *doc, const struct rb_opts *o,
+	    void (*text)(struct json_object *doc, int details))
+{
+	char *s = NULL;
+	int rc;
+
+	if (o->json) {
+		rc = aff_json_string(doc, o->pretty ? AFF_JSON_PRETTY : 0, &s);
+		return rb_print_json(rc, s);
+	}
+	text(doc, o->details);
+	json_object_put(doc);
 	return fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
 }
 
