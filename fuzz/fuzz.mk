@@ -32,6 +32,12 @@ $(FUZZ_BUILD)/fuzz_%: $(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BUILD)/liba
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
 		$(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
 
+# fuzz_plan_spec plans every input on these (a no-NUMA, a four-NUMA AMD, a
+# Grace and an unknown-NUMA node besides the DGX).
+FUZZ_TOPOS := $(subst $(eval) ,:,$(patsubst %,$(BUILD)/fixtures/%.xml,\
+	dgx-h100 amd-nps4 grace unknown-numa gpu-only))
+export RAILBIND_FUZZ_TOPOS = $(FUZZ_TOPOS)
+
 FUZZ_RUN = FUZZ_BIN=$(FUZZ_BUILD) FUZZ_CORPUS=$(FUZZ_BUILD)/corpus \
 	FUZZ_ARTIFACTS=$(FUZZ_BUILD)/artifacts TOP=$(TOP) FIXTURES='$(RBGEN_FIXTURES)' \
 	RAILBIND_TOPOLOGIES=$(RAILBIND_TOPOLOGIES) sh $(TOP)/fuzz/run.sh

@@ -32,7 +32,10 @@ for t in "$@"; do
 	      for d in aws-ofi-nccl azhpc-images nccl-dumps oci-hpc rccl-topo_expl; do
 		      [ -n "$topos" ] && [ -d "$topos/$d" ] && extra="$extra $topos/$d"
 	      done ;;
-	hwloc) opts="-max_len=262144" ;;
+	hwloc) opts="-max_len=262144"
+	       for d in hwloc-tests mpibind psmgmt; do
+		       [ -n "$topos" ] && [ -d "$topos/$d" ] && extra="$extra $topos/$d"
+	       done ;;
 	pcicfg) opts="-max_len=4098" ;;
 	esac
 	[ -f "$TOP/fuzz/$t.dict" ] && opts="$opts -dict=$TOP/fuzz/$t.dict"
