@@ -139,11 +139,27 @@ static int explain_hwloc_failure(const char *path, char *err, size_t errlen)
 
 /*
  * hwloc 2.9.0 dereferences NULL when an <object> has a cpuset but no
- * complete_cpuset (found by fuzz/fuzz_hwloc; every file hwloc writes, v1 or
- * v2, has both). Refuse such a file before hwloc sees it. Returns 1 when
- * the file is fine for hwloc, 0 when it is not well-formed XML (hwloc's own
- * error path explains that), or -EINVAL with err set.
+ * complete_cpuset, or a nodeset but no complete_nodeset (found by
+ * fuzz/fuzz_hwloc; every file hwloc writes, v1 or v2, has the pairs).
+ * Refuse such a file before hwloc sees it. Returns 1 when the file is fine
+ * for hwloc, 0 when it is not well-formed XML (hwloc's own error path
+ * explains that), or -EINVAL with err set.
  */
+static const char *unpaired_set(const xmlNode *n)
+{
+	static const char *const pairs[][2] = {
+		{ "cpuset", "complete_cpuset" },
+		{ "nodeset", "complete_nodeset" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		if (xmlHasProp(n, (const xmlChar *)pairs[i][0]) &&
+		    !xmlHasProp(n, (const xmlChar *)pairs[i][1]))
+			return pairs[i][0];
+	return NULL;
+}
+
 static int check_cpusets(const xmlNode *n, const char *path, char *err,
 			 size_t errlen)
 {
@@ -152,12 +168,13 @@ static int check_cpusets(const xmlNode *n, const char *path, char *err,
 	for (; n && rc > 0; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
-		if (!strcmp((const char *)n->name, "object") &&
-		    xmlHasProp(n, (const xmlChar *)"cpuset") &&
-		    !xmlHasProp(n, (const xmlChar *)"complete_cpuset"))
+		const char *set = strcmp((const char *)n->name, "object") ?
+				  NULL : unpaired_set(n);
+
+		if (set)
 			return aff_seterr(err, errlen, EINVAL,
-					  "%s:%ld: <object> with a cpuset but no complete_cpuset",
-					  path, xmlGetLineNo(n));
+					  "%s:%ld: <object> with a %s but no complete_%s",
+					  path, xmlGetLineNo(n), set, set);
 		rc = check_cpusets(n->children, path, err, errlen);
 	}
 	return rc;

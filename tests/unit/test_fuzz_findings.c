@@ -86,12 +86,34 @@ static void test_hwloc_missing_complete_cpuset(void **state)
 	assert_non_null(strstr(err, ":6: <object> with a cpuset but no complete_cpuset"));
 }
 
+/* fuzz_hwloc: the same crash (in hwloc_bitmap_or) for a nodeset without complete_nodeset. */
+static void test_hwloc_missing_complete_nodeset(void **state)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<topology version=\"2.0\">\n"
+		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+		"  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" gp_index=\"2\"/>\n"
+		"  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
+		"  <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"4\"/>\n"
+		" </object>\n"
+		"</topology>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, ":4: <object> with a nodeset but no complete_nodeset"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nccl_duplicate_busid),
 		cmocka_unit_test(test_nccl_distinct_busids),
 		cmocka_unit_test(test_hwloc_missing_complete_cpuset),
+		cmocka_unit_test(test_hwloc_missing_complete_nodeset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
