@@ -102,7 +102,7 @@ static inline void fuzz_plan(struct aff_topo *t, const struct aff_plan_spec *spe
 	if (aff_plan_new(t, spec, &p, err, sizeof(err)) < 0)
 		goto out;
 	if (spec && spec->allowed_cpus) {
-		FUZZ_CHECK(hwloc_bitmap_list_sscanf(allowed, spec->allowed_cpus) == 0);
+		FUZZ_CHECK(aff_parse_cpulist(spec->allowed_cpus, allowed) == 0);
 		hwloc_bitmap_and(allowed, allowed, t->all_cpus);
 	} else {
 		hwloc_bitmap_copy(allowed, t->all_cpus);
@@ -116,7 +116,7 @@ static inline void fuzz_plan(struct aff_topo *t, const struct aff_plan_spec *spe
 		if (!cpus) {
 			FUZZ_CHECK(hwloc_bitmap_iszero(allowed));
 		} else {
-			FUZZ_CHECK(hwloc_bitmap_list_sscanf(got, cpus) == 0);
+			FUZZ_CHECK(aff_parse_cpulist(cpus, got) == 0);
 			FUZZ_CHECK(!hwloc_bitmap_iszero(got));
 			FUZZ_CHECK(hwloc_bitmap_isincluded(got, allowed));
 		}

@@ -13,10 +13,11 @@ pass=0 fail=0
 mkdir -p "$FUZZ_ARTIFACTS"
 topos=${RAILBIND_TOPOLOGIES:-}
 LSAN_OPTIONS=suppressions=$TOP/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}
-export LSAN_OPTIONS
+export LSAN_OPTIONS TOP FIXTURES
+asan=${ASAN_OPTIONS:-}
 for t in "$@"; do
 	bin=$FUZZ_BIN/fuzz_$t corpus=$FUZZ_CORPUS/$t log=$FUZZ_ARTIFACTS/$t.log
-	[ -d "$corpus" ] || TOP=$TOP FIXTURES=$FIXTURES sh "$TOP/fuzz/seed.sh" "$t" "$corpus" ||
+	[ -d "$corpus" ] || sh "$TOP/fuzz/seed.sh" "$t" "$corpus" ||
 		{ fail=$((fail + 1)); continue; }
 	if [ -d "$TOP/fuzz/regress/$t" ]; then
 		if ! "$bin" "$TOP/fuzz/regress/$t"/* > "$log" 2>&1; then
@@ -27,17 +28,21 @@ for t in "$@"; do
 	fi
 	opts="-max_len=4096"
 	extra=
+	ASAN_OPTIONS=$asan
 	case $t in
 	nccl) opts="-max_len=16384"
 	      for d in aws-ofi-nccl azhpc-images nccl-dumps oci-hpc rccl-topo_expl; do
 		      [ -n "$topos" ] && [ -d "$topos/$d" ] && extra="$extra $topos/$d"
 	      done ;;
+	# Full stacks through hwloc (no frame pointers) for lsan.supp to match.
 	hwloc) opts="-max_len=262144"
+	       ASAN_OPTIONS=fast_unwind_on_malloc=0${asan:+:$asan}
 	       for d in hwloc-tests mpibind psmgmt; do
 		       [ -n "$topos" ] && [ -d "$topos/$d" ] && extra="$extra $topos/$d"
 	       done ;;
 	pcicfg) opts="-max_len=4098" ;;
 	esac
+	export ASAN_OPTIONS
 	[ -f "$TOP/fuzz/$t.dict" ] && opts="$opts -dict=$TOP/fuzz/$t.dict"
 	# -timeout: one input taking over 10 s is a hang, a finding like a crash.
 	# shellcheck disable=SC2086 # opts and extra are word lists

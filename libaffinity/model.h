@@ -154,5 +154,14 @@ int aff_json_string(struct json_object *o, unsigned long flags, char **out);
 
 /* Linux cpulist of a bitmap into a malloc()ed string ("" when empty). */
 char *aff_bitmap_list(hwloc_const_bitmap_t set);
+/*
+ * A Linux cpulist ("0-13,112-125") into set: numbers below AFF_MAX_CPU,
+ * ranges low to high, nothing else (no blanks, no empty item). -EINVAL
+ * otherwise. hwloc_bitmap_list_sscanf() is not used on what users write:
+ * it takes trailing garbage ("1,0=" is {1}) and some inputs ("1,009-1,0=")
+ * spin for seconds into a bitmap that is both finite and unbounded.
+ */
+#define AFF_MAX_CPU 65536
+int aff_parse_cpulist(const char *s, hwloc_bitmap_t set);
 
 #endif

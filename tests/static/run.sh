@@ -32,7 +32,7 @@ for f in $FILES; do
 	fi
 done
 if [ $bad -eq 0 ]; then
-	echo "ok   clang-tidy: $(echo $FILES | wc -w) files clean"
+	echo "ok   clang-tidy: $(echo "$FILES" | wc -w) files clean"
 	pass=$((pass + 1))
 else
 	fail=$((fail + 1))

@@ -107,6 +107,58 @@ static void test_hwloc_missing_complete_nodeset(void **state)
 	assert_non_null(strstr(err, ":4: <object> with a nodeset but no complete_nodeset"));
 }
 
+/*
+ * fuzz_plan_spec: allowed CPUs were read by hwloc_bitmap_list_sscanf(),
+ * which took "1,0=" for {1} (dropping CPU 0 and the typo silently) and spun
+ * for seconds on "1,009-1,0=" into an inconsistent bitmap. The strict
+ * parser refuses both.
+ */
+static void test_cpulist_strict(void **state)
+{
+	static const char *const bad[] = {
+		"1,0=", "1,009-1,0=", "", ",", "1,", "0-", "-3", "5-3", "0 -3",
+		"0,,1", "65536", "99999999999999999999", "0x3", " 1",
+	};
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	size_t i;
+
+	(void)state;
+	assert_non_null(set);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (aff_parse_cpulist(bad[i], set) != -EINVAL)
+			fail_msg("\"%s\" accepted", bad[i]);
+	assert_int_equal(aff_parse_cpulist("0-3,8,10-10,65535", set), 0);
+	assert_int_equal(hwloc_bitmap_weight(set), 7);
+	assert_true(hwloc_bitmap_isset(set, 8) && hwloc_bitmap_isset(set, 65535));
+	assert_false(hwloc_bitmap_isset(set, 9));
+	hwloc_bitmap_free(set);
+}
+
+static void test_plan_allowed_garbage(void **state)
+{
+	struct aff_topo *t = fx_load("dgx-h100");
+	struct aff_plan_spec spec = { .allowed_cpus = "1,0=" };
+	struct aff_plan *p = NULL;
+	hwloc_bitmap_t allowed, got;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(aff_plan_new(t, &spec, &p, err, sizeof(err)), -EINVAL);
+	assert_null(p);
+	assert_non_null(strstr(err, "allowed CPUs \"1,0=\""));
+	/* The same list written right plans, inside it. */
+	spec.allowed_cpus = "0-1";
+	p = fx_plan(t, &spec);
+	allowed = fx_cpus("0-1");
+	got = fx_cpus(aff_plan_rank_cpus(p, 0));
+	assert_false(hwloc_bitmap_iszero(got));
+	assert_true(hwloc_bitmap_isincluded(got, allowed));
+	hwloc_bitmap_free(allowed);
+	hwloc_bitmap_free(got);
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -114,6 +166,8 @@ int main(void)
 		cmocka_unit_test(test_nccl_distinct_busids),
 		cmocka_unit_test(test_hwloc_missing_complete_cpuset),
 		cmocka_unit_test(test_hwloc_missing_complete_nodeset),
+		cmocka_unit_test(test_cpulist_strict),
+		cmocka_unit_test(test_plan_allowed_garbage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
