@@ -3,7 +3,8 @@
 # run.sh SECONDS TARGET...: fuzz each target for SECONDS, one after the other.
 # Environment: FUZZ_BIN (the binaries), FUZZ_CORPUS (one working corpus per
 # target, seeded by seed.sh when missing), FUZZ_ARTIFACTS (crashing inputs),
-# TOP, FIXTURES, RAILBIND_TOPOLOGIES (read-only extra seeds when present).
+# TOP, FIXTURES, RAILBIND_TOPOLOGIES (read-only extra seeds when present),
+# FUZZ_HWLOC_ASAN (ASAN_OPTIONS of fuzz_hwloc; default full stacks for lsan.supp).
 # First every committed reproducer in fuzz/regress/TARGET/ is run once.
 # One line per target with its executions, then "N passed, N failed".
 set -u
@@ -36,7 +37,7 @@ for t in "$@"; do
 	      done ;;
 	# Full stacks through hwloc (no frame pointers) for lsan.supp to match.
 	hwloc) opts="-max_len=262144"
-	       ASAN_OPTIONS=fast_unwind_on_malloc=0${asan:+:$asan}
+	       ASAN_OPTIONS=${FUZZ_HWLOC_ASAN:-fast_unwind_on_malloc=0}${asan:+:$asan}
 	       for d in hwloc-tests mpibind psmgmt; do
 		       [ -n "$topos" ] && [ -d "$topos/$d" ] && extra="$extra $topos/$d"
 	       done ;;
