@@ -153,11 +153,21 @@ static const char *unpaired_set(const xmlNode *n)
 	};
 	size_t i;
 
+	xmlChar *type;
+	bool indexed;
+
 	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
 		if (xmlHasProp(n, (const xmlChar *)pairs[i][0]) &&
 		    !xmlHasProp(n, (const xmlChar *)pairs[i][1]))
 			return pairs[i][0];
-	return NULL;
+	/* A PU or NUMA node without os_index: hwloc 2.9.0 sets bit 2^32-1 of a
+	 * bitmap, 512 MB, several times over (fuzz_hwloc, out of memory). */
+	type = xmlGetProp(n, (const xmlChar *)"type");
+	indexed = !type || (xmlStrcmp(type, (const xmlChar *)"PU") &&
+			    xmlStrcmp(type, (const xmlChar *)"NUMANode")) ||
+		  xmlHasProp(n, (const xmlChar *)"os_index");
+	xmlFree(type);
+	return indexed ? NULL : "os_index";
 }
 
 static int check_cpusets(const xmlNode *n, const char *path, char *err,
@@ -171,6 +181,10 @@ static int check_cpusets(const xmlNode *n, const char *path, char *err,
 		const char *set = strcmp((const char *)n->name, "object") ?
 				  NULL : unpaired_set(n);
 
+		if (set && !strcmp(set, "os_index"))
+			return aff_seterr(err, errlen, EINVAL,
+					  "%s:%ld: <object> PU or NUMANode without os_index",
+					  path, xmlGetLineNo(n));
 		if (set)
 			return aff_seterr(err, errlen, EINVAL,
 					  "%s:%ld: <object> with a %s but no complete_%s",

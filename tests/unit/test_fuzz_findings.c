@@ -107,6 +107,26 @@ static void test_hwloc_missing_complete_nodeset(void **state)
 	assert_non_null(strstr(err, ":4: <object> with a nodeset but no complete_nodeset"));
 }
 
+/* fuzz_hwloc: a PU without os_index made hwloc 2.9.0 allocate 512 MB bitmaps until OOM. */
+static void test_hwloc_pu_without_os_index(void **state)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<topology version=\"2.0\">\n"
+		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" allowed_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+		"  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"2\"/>\n"
+		"  <object type=\"PU\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
+		" </object>\n"
+		"</topology>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, ":5: <object> PU or NUMANode without os_index"));
+}
+
 /*
  * fuzz_plan_spec: allowed CPUs were read by hwloc_bitmap_list_sscanf(),
  * which took "1,0=" for {1} (dropping CPU 0 and the typo silently) and spun
@@ -166,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_nccl_distinct_busids),
 		cmocka_unit_test(test_hwloc_missing_complete_cpuset),
 		cmocka_unit_test(test_hwloc_missing_complete_nodeset),
+		cmocka_unit_test(test_hwloc_pu_without_os_index),
 		cmocka_unit_test(test_cpulist_strict),
 		cmocka_unit_test(test_plan_allowed_garbage),
 	};
