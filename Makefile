@@ -51,6 +51,8 @@ CHECKS :=
 -include $(TOP)/broker/railbindd/railbindd.mk
 -include $(TOP)/udev/install.mk
 -include $(TOP)/tests/audit/audit.mk
+-include $(TOP)/fuzz/fuzz.mk
+-include $(TOP)/tests/static/static.mk
 
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
 CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
@@ -129,6 +131,6 @@ audit: all $(BUILD)/fixtures/dgx-h100.xml
 	RAILBIND=$(RAILBIND) EXAMPLE=$(BUILD)/fixtures/dgx-h100.xml sh $(TOP)/scripts/run-here.sh
 
 clean:
-	rm -rf $(TOP)/build $(TOP)/build-asan
+	rm -rf $(TOP)/build $(TOP)/build-asan $(TOP)/build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -100,6 +100,9 @@ static int best_of(const struct aff_topo *t, int gdev, const int *rails,
 	for (i = 0; i < n; i++) {
 		struct cand c = { .rail = rails[i] };
 
+		/* rails[0..n) is filled by every caller (all[] holds each rail);
+		 * the analyzer loses t->nrail between the fill and this call. */
+		// NOLINTNEXTLINE(clang-analyzer-core.uninitialized.ArraySubscript)
 		c.path = aff_path_between(t, gdev, t->rail[c.rail].dev, &c.dist);
 		if (best == AFF_PATH_NONE || c.path < best) {
 			best = c.path;
@@ -220,7 +223,7 @@ out:
  * rails rs[0..r) (indices into t->rail). primary[] is indexed like cands.
  */
 static int solve_flow(const struct gpu_cands *cands, const int *gs, int s,
-		      const int *rs, int r, int *rail_pos, int *primary)
+		      const int *rs, int r, const int *rail_pos, int *primary)
 {
 	int nodes = s + r + 2, src = s + r, sink = s + r + 1, i, k, rc = 0;
 	size_t pairs = 0;

@@ -13,6 +13,8 @@ AFF_EXPORT unsigned int aff_get_api_version(void)
 	return AFF_API_VERSION;
 }
 
+/* The format attribute lets clang's -Wformat-nonliteral check the callers. */
+__attribute__((format(printf, 6, 0)))
 static void log_stderr(void *data, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {

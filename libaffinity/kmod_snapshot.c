@@ -36,6 +36,7 @@ struct aff_kmod_snapshot {
 	struct aff_kmod_kv *kvs;
 };
 
+__attribute__((format(printf, 5, 6)))
 static int fail(char *err, size_t errlen, int ret, unsigned int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -240,7 +241,8 @@ int aff_kmod_snapshot_parse(const char *text, size_t len,
 	if (!snap)
 		return -ENOMEM;
 	snap->text = malloc(len + 1);
-	snap->recs = calloc(nrecs, sizeof(*snap->recs));
+	/* A scanned snapshot has its header and trailer: nrecs >= 2. */
+	snap->recs = calloc(nrecs, sizeof(*snap->recs)); // NOLINT(clang-analyzer-optin.portability.UnixAPI)
 	snap->kvs = calloc(nkvs ? nkvs : 1, sizeof(*snap->kvs));
 	if (!snap->text || !snap->recs || !snap->kvs) {
 		aff_kmod_snapshot_free(snap);

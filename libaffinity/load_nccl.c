@@ -307,17 +307,17 @@ out:
 	return rc;
 }
 
-int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
-		  size_t errlen)
+#define NCCL_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
+
+/* Takes the document (may be NULL: libxml2 refused the text) and frees it. */
+static int load_doc(struct aff_topo *t, xmlDoc *doc, const char *path,
+		    char *err, size_t errlen)
 {
 	struct nccl_load l = { t, path, err, errlen };
 	const xmlNode *root, *c;
 	char *first_host = NULL;
 	int rc = 0, other_hosts = 0;
-	xmlDoc *doc;
 
-	doc = xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
-				      XML_PARSE_NOWARNING);
 	if (!doc) {
 		const xmlError *e = xmlGetLastError();
 		const char *msg = e && e->message ? e->message : "unreadable";
@@ -366,4 +366,23 @@ out:
 	if (rc < 0)
 		return rc;
 	return aff_topo_finish(t, err, errlen);
+}
+
+int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
+		  size_t errlen)
+{
+	return load_doc(t, xmlReadFile(path, NULL, NCCL_XML_OPTIONS), path, err,
+			errlen);
+}
+
+int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
+		      const char *name, char *err, size_t errlen)
+{
+	xmlDoc *doc = NULL;
+
+	xmlResetLastError();
+	/* libxml2 takes an int length; a longer text is no topology. */
+	if (len <= 64u << 20)
+		doc = xmlReadMemory(buf, (int)len, name, NULL, NCCL_XML_OPTIONS);
+	return load_doc(t, doc, name, err, errlen);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Building the node model: growth of its arrays, then classification. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -248,10 +249,47 @@ static void select_rails(struct aff_topo *t)
 	t->nrail = k;
 }
 
+static int pci_order(const void *a, const void *b)
+{
+	return strcmp(sort_topo->dev[*(const int *)a].pci,
+		      sort_topo->dev[*(const int *)b].pci);
+}
+
+/*
+ * Two devices at one PCI address (a file that lists a GPU twice) would give
+ * two ranks the same GPU and rails: refuse the input instead.
+ */
+static int check_unique_pci(struct aff_topo *t, char *err, size_t errlen)
+{
+	int *idx = malloc((t->ndev + 1) * sizeof(*idx));
+	size_t i, n = 0;
+	int rc = 0;
+
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0; i < t->ndev; i++)
+		if (t->dev[i].pci[0])
+			idx[n++] = (int)i;
+	sort_topo = t;
+	if (n)
+		qsort(idx, n, sizeof(*idx), pci_order);
+	sort_topo = NULL;
+	for (i = 1; i < n && !rc; i++)
+		if (!strcmp(t->dev[idx[i - 1]].pci, t->dev[idx[i]].pci))
+			rc = aff_seterr(err, errlen, EINVAL,
+					"%s: two devices at PCI address %s",
+					t->source, t->dev[idx[i]].pci);
+	free(idx);
+	return rc;
+}
+
 int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 {
 	size_t i;
+	int rc = check_unique_pci(t, err, errlen);
 
+	if (rc < 0)
+		return rc;
 	t->gpus = calloc(t->ndev ? t->ndev : 1, sizeof(*t->gpus));
 	if (!t->gpus)
 		return -ENOMEM;
@@ -268,8 +306,6 @@ int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 	if (t->nrail)
 		qsort(t->rail, t->nrail, sizeof(*t->rail), rail_order);
 	sort_topo = NULL;
-	(void)err;
-	(void)errlen;
 	return 0;
 }
 
@@ -354,6 +390,45 @@ AFF_EXPORT enum aff_path aff_topo_path(const struct aff_topo *t, size_t gpu,
 	if (gpu >= t->ngpu || nic >= t->nrail)
 		return AFF_PATH_NONE;
 	return aff_path_between(t, t->gpus[gpu], t->rail[nic].dev, NULL);
+}
+
+static int cpu_number(const char **p, unsigned *out)
+{
+	unsigned long v = 0;
+	const char *s = *p;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*s); s++) {
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v >= AFF_MAX_CPU)
+			return -EINVAL;
+	}
+	*p = s;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int aff_parse_cpulist(const char *s, hwloc_bitmap_t set)
+{
+	hwloc_bitmap_zero(set);
+	for (;;) {
+		unsigned lo, hi;
+
+		if (cpu_number(&s, &lo) < 0)
+			return -EINVAL;
+		hi = lo;
+		if (*s == '-') {
+			s++;
+			if (cpu_number(&s, &hi) < 0 || hi < lo)
+				return -EINVAL;
+		}
+		hwloc_bitmap_set_range(set, lo, (int)hi);
+		if (!*s)
+			return 0;
+		if (*s++ != ',')
+			return -EINVAL;
+	}
 }
 
 char *aff_bitmap_list(hwloc_const_bitmap_t set)

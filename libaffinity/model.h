@@ -154,6 +154,10 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen);
 int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
 		  size_t errlen);
+/* The same from len bytes in memory (the fuzz target's entry); name is for
+ * messages. */
+int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
+		      const char *name, char *err, size_t errlen);
 
 /* load_nccl.c: a sysfs cpumap-style hex mask ("ffffffff,0000ffff"). */
 int aff_parse_cpumask(const char *s, hwloc_bitmap_t set);
@@ -176,5 +180,14 @@ int aff_json_string(struct json_object *o, unsigned long flags, char **out);
 
 /* Linux cpulist of a bitmap into a malloc()ed string ("" when empty). */
 char *aff_bitmap_list(hwloc_const_bitmap_t set);
+/*
+ * A Linux cpulist ("0-13,112-125") into set: numbers below AFF_MAX_CPU,
+ * ranges low to high, nothing else (no blanks, no empty item). -EINVAL
+ * otherwise. hwloc_bitmap_list_sscanf() is not used on what users write:
+ * it takes trailing garbage ("1,0=" is {1}) and some inputs ("1,009-1,0=")
+ * spin for seconds into a bitmap that is both finite and unbounded.
+ */
+#define AFF_MAX_CPU 65536
+int aff_parse_cpulist(const char *s, hwloc_bitmap_t set);
 
 #endif

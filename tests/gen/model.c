@@ -23,7 +23,7 @@ char *rb_xstrdup(const char *s)
 {
 	char *p = rb_xmalloc(strlen(s) + 1);
 
-	return strcpy(p, s);
+	return memcpy(p, s, strlen(s) + 1);
 }
 
 void rb_err(const struct rb_machine *m, int line, const char *fmt, ...)

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# libFuzzer targets (fuzz/fuzz_*.c) with ASan+UBSan, built by Debian's clang
+# into build-fuzz/ against a copy of the library compiled the same way.
+#   make fuzz            each target for FUZZ_SECONDS (default 60), in turn
+#   make fuzz FUZZ_TARGETS=nccl FUZZ_SECONDS=3600
+#   make check-fuzz      committed reproducers, then each target ~10 s (CI)
+# Working corpora and crashing inputs stay in build-fuzz/ (see
+# docs/RELIABILITY.md). Needs TOP, BUILD, WARN, DEP_LIBS, *_CFLAGS, RBGEN_FIXTURES.
+
+FUZZ_CC ?= clang
+FUZZ_BUILD := $(TOP)/build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 10
+FUZZ_ALL := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_ALL))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE $(WARN) -I$(TOP)/libaffinity \
+	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS) \
+	-DFUZZ_TOPO='"$(BUILD)/fixtures/dgx-h100.xml"'
+
+# The library again, instrumented for coverage (fuzzer-no-link) and sanitized.
+# A sub-make with its own BUILD, so its objects never mix with build/'s.
+# (Only in the outer make: in the sub-make, the Makefile's own rule builds it.)
+ifneq ($(BUILD),$(FUZZ_BUILD))
+$(FUZZ_BUILD)/libaffinity.a: FORCE
+	@$(MAKE) --no-print-directory CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) \
+		SAN_FLAGS='-fsanitize=fuzzer-no-link $(FUZZ_SAN)' $@
+endif
+
+$(FUZZ_BUILD)/fuzz_%: $(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BUILD)/libaffinity.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
+		$(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
+
+# fuzz_plan_spec plans every input on these (a no-NUMA, a four-NUMA AMD, a
+# Grace and an unknown-NUMA node besides the DGX).
+FUZZ_TOPOS := $(subst $(eval) ,:,$(patsubst %,$(BUILD)/fixtures/%.xml,\
+	dgx-h100 amd-nps4 grace unknown-numa gpu-only))
+export RAILBIND_FUZZ_TOPOS = $(FUZZ_TOPOS)
+
+FUZZ_RUN = FUZZ_BIN=$(FUZZ_BUILD) FUZZ_CORPUS=$(FUZZ_BUILD)/corpus \
+	FUZZ_ARTIFACTS=$(FUZZ_BUILD)/artifacts TOP=$(TOP) FIXTURES='$(RBGEN_FIXTURES)' \
+	RAILBIND_TOPOLOGIES=$(RAILBIND_TOPOLOGIES) sh $(TOP)/fuzz/run.sh
+
+CHECKS += check-fuzz
+.PHONY: fuzz fuzz-build check-fuzz FORCE
+FORCE:
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS) $(RBGEN_FIXTURES)
+	$(FUZZ_RUN) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# CI: the short version on the project's own seeds only (no shared topologies),
+# each run starting from a fresh corpus so results do not drift between runs.
+# fuzz_hwloc without leak checking here: with the full stacks lsan.supp needs
+# it manages ~50 inputs in 10 s, fast ~1,000 (leaks: check-asan, check-valgrind).
+check-fuzz: $(FUZZ_BINS) $(RBGEN_FIXTURES)
+	rm -rf $(FUZZ_BUILD)/check
+	FUZZ_BIN=$(FUZZ_BUILD) FUZZ_CORPUS=$(FUZZ_BUILD)/check/corpus \
+		FUZZ_ARTIFACTS=$(FUZZ_BUILD)/check/artifacts TOP=$(TOP) \
+		FIXTURES='$(RBGEN_FIXTURES)' RAILBIND_TOPOLOGIES= \
+		FUZZ_HWLOC_ASAN=detect_leaks=0 \
+		sh $(TOP)/fuzz/run.sh $(FUZZ_CHECK_SECONDS) $(FUZZ_ALL)

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The PCI config-space walker on any dump: the first two bytes pick the
+ * capability id, the rest is the config space. A capability it finds lies
+ * in the extended space and within the buffer.
+ */
+#include "pcicfg.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint16_t id, cap = 0, ctl = 0;
+	uint8_t *cfg;
+	size_t len;
+	int pos;
+
+	if (size < 2)
+		return 0;
+	id = (uint16_t)(data[0] | data[1] << 8);
+	len = size - 2;
+	/* An exact-size heap copy, so ASan catches a read past len. */
+	cfg = malloc(len ? len : 1);
+	if (!cfg)
+		abort();
+	memcpy(cfg, data + 2, len);
+	pos = aff_pcicfg_find_ext_cap(cfg, len, id);
+	if (pos >= 0) {
+		FUZZ_CHECK(pos >= (int)AFF_PCICFG_STD_SIZE);
+		FUZZ_CHECK((size_t)pos + 4 <= len);
+		FUZZ_CHECK((cfg[pos] | cfg[pos + 1] << 8) == id);
+	}
+	if (aff_pcicfg_read_acs(cfg, len, &cap, &ctl) == 0) {
+		pos = aff_pcicfg_find_ext_cap(cfg, len, AFF_PCI_EXT_CAP_ID_ACS);
+		FUZZ_CHECK(pos >= 0 && (size_t)pos + 8 <= len);
+		FUZZ_CHECK(cap == (cfg[pos + 4] | cfg[pos + 5] << 8));
+		FUZZ_CHECK(ctl == (cfg[pos + 6] | cfg[pos + 7] << 8));
+	}
+	FUZZ_CHECK(aff_pcicfg_find_ext_cap(NULL, len, id) == -EINVAL);
+	free(cfg);
+	return 0;
+}

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# seed.sh TARGET DIR: write the seed inputs of fuzz target TARGET into DIR,
+# from the project's fixtures and the tiny seeds in fuzz/seeds/. Nothing of
+# this is committed: DIR is under build-fuzz/. Needs $TOP and, for hwloc and
+# plan_spec, $FIXTURES (the generated build/fixtures/*.xml).
+set -eu
+target=$1 dir=$2
+mkdir -p "$dir"
+seed() { printf '%b' "$2" > "$dir/seed-$1"; }
+case $target in
+nccl)
+	cp "$TOP"/fuzz/seeds/nccl/*.xml "$dir/"
+	# The inline NCCL files of the unit tests, one seed per C string block.
+	awk -v dir="$dir" '
+		/"<system/ { n++; out = dir "/unit-" n ".xml"; on = 1 }
+		on { line = $0; sub(/^[\t ]*"/, "", line); sub(/"[;,)]*[\t ]*$/, "", line);
+		     gsub(/\\n/, "\n", line); gsub(/\\"/, "\"", line); printf "%s", line > out }
+		on && /<\/system>/ { on = 0; close(out) }' "$TOP/tests/unit/test_nccl.c"
+	;;
+hwloc)
+	for f in $FIXTURES; do cp "$f" "$dir/"; done
+	;;
+config)
+	cp "$TOP"/fuzz/seeds/config/*.conf "$dir/"
+	seed vm 'accelerator = 1af4:1050\nethernet-rails = yes\n'
+	seed bad 'accelerator = 10de:123456\nexclude-nic =\n'
+	seed policy 'memory-policy = preferred\ninclude-nic = 0000:aa:00.0, eth0\n'
+	;;
+cpumask)
+	seed one 'ffffffff'
+	seed words 'ffffffff,00000000,0000ffff'
+	seed short '1,0'
+	seed bad 'fffffffff,'
+	;;
+kmod_snapshot)
+	# The ABI's example, its end line corrected to count the lines given.
+	awk '/^```/ { if (on) exit; n++; if (n == 3) on = 1; next } on' \
+		"$TOP/kmod/ABI.md" > "$dir/abi.tmp"
+	lines=$(grep -c . "$dir/abi.tmp")
+	sed "s/^end records=.*/end records=$lines/" "$dir/abi.tmp" > "$dir/abi-example"
+	rm -f "$dir/abi.tmp"
+	seed min 'railbind format=1\nend records=2\n'
+	seed dev 'railbind format=1 version=0.1.0\ndev pci=0000:01:00.0 kind=gpu numa=0\nend records=3\n'
+	;;
+pcicfg)
+	# id 0x000d (ACS); 256 bytes of conventional space; an AER header (0x0001,
+	# next 0x140) then ACS at 0x140 (next 0), its cap 0x005f and ctl 0x001d.
+	{ printf '\015\000'; head -c 256 /dev/zero
+	  printf '\001\000\001\024'; head -c 60 /dev/zero
+	  printf '\015\000\001\000\137\000\035\000'; head -c 184 /dev/zero; } > "$dir/acs"
+	{ printf '\015\000'; head -c 256 /dev/zero; printf '\377\377\377\377'; } > "$dir/gone"
+	{ printf '\001\000'; head -c 64 /dev/zero; } > "$dir/short"
+	# A loop: the first header points at itself.
+	{ printf '\015\000'; head -c 256 /dev/zero; printf '\001\000\001\020'; } > "$dir/loop"
+	;;
+plan_spec)
+	seed all '-\n'
+	seed cpus '0-13,112-125\n'
+	seed gpus '-\n0,3,7'
+	seed pci '0-223\n0000:1b:00.0,0000:29:00.0'
+	seed both '1,3,5-9\n2,1'
+	;;
+*)
+	echo "seed.sh: unknown target $target" >&2
+	exit 1
+	;;
+esac

@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# make check-static: cppcheck and clang-tidy (.clang-tidy) on the userspace
+# C (library, CLI, fuzz targets, fixture generator). The kernel module has
+# its own, checkpatch and sparse: check-kmod-style (kmod/kmod.mk).
+# cppcheck's variableScope is off: STYLE.md declares at the top of a block.
+STATIC_FILES = $(wildcard $(TOP)/libaffinity/*.c $(TOP)/broker/*.c $(TOP)/broker/railbindd/*.c $(TOP)/fuzz/*.c \
+	$(TOP)/tests/gen/*.c)
+STATIC_CFLAGS = -std=c11 -D_GNU_SOURCE -DRAILBIND_VERSION='"$(VERSION)"' \
+	-I$(TOP)/libaffinity -I$(TOP)/broker -I$(TOP)/tests/gen \
+	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
+
+CHECKS += check-static
+.PHONY: check-static
+check-static:
+	TOP=$(TOP) FILES='$(STATIC_FILES)' CFLAGS_TIDY='$(STATIC_CFLAGS)' \
+		sh $(TOP)/tests/static/run.sh

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Regression tests of what the fuzz targets (fuzz/) found in libaffinity,
+ * one test per finding, each on the smallest input that showed it.
+ */
+#include "fixture.h"
+
+static int load_text(const char *text, struct aff_topo **t, char *err, size_t errlen)
+{
+	char dir[256], path[512];
+	int rc;
+
+	fx_mkdtemp(dir, sizeof(dir));
+	fx_write(dir, "topo.xml", text, path, sizeof(path));
+	rc = fx_load_file(path, t, err, errlen);
+	fx_rmdir(dir);
+	return rc;
+}
+
+/*
+ * fuzz_nccl: a GPU listed twice (same busid under two <cpu>) became two GPUs
+ * with one PCI address, and the plan gave two ranks the same GPU.
+ */
+static void test_nccl_duplicate_busid(void **state)
+{
+	static const char xml[] =
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"0\" affinity=\"0000ffff\">\n"
+		"  <pci busid=\"0000:90:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"0\"/></pci>\n"
+		" </cpu>\n"
+		" <cpu numaid=\"1\" affinity=\"ffff0000\">\n"
+		"  <pci busid=\"0000:90:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"1\"/></pci>\n"
+		" </cpu>\n"
+		"</system>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, "two devices at PCI address 0000:90:00.0"));
+}
+
+/* The same GPU once is still fine: the check is on duplicates only. */
+static void test_nccl_distinct_busids(void **state)
+{
+	static const char xml[] =
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"0\" affinity=\"0000ffff\">\n"
+		"  <pci busid=\"0000:90:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"0\"/></pci>\n"
+		" </cpu>\n"
+		" <cpu numaid=\"1\" affinity=\"ffff0000\">\n"
+		"  <pci busid=\"0000:91:00.0\" class=\"0x030200\" vendor=\"0x10de\"><gpu dev=\"1\"/></pci>\n"
+		" </cpu>\n"
+		"</system>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), 0);
+	assert_int_equal(aff_topo_gpu_count(t), 2);
+	aff_topo_unref(t);
+}
+
+/*
+ * fuzz_hwloc: hwloc 2.9.0 dereferences NULL loading an <object> with a
+ * cpuset but no complete_cpuset; the loader now refuses such a file first.
+ */
+static void test_hwloc_missing_complete_cpuset(void **state)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<topology version=\"2.0\">\n"
+		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+		"  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"2\"/>\n"
+		"  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
+		"  <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"4\"/>\n"
+		" </object>\n"
+		"</topology>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, ":6: <object> with a cpuset but no complete_cpuset"));
+}
+
+/* fuzz_hwloc: the same crash (in hwloc_bitmap_or) for a nodeset without complete_nodeset. */
+static void test_hwloc_missing_complete_nodeset(void **state)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<topology version=\"2.0\">\n"
+		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+		"  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" gp_index=\"2\"/>\n"
+		"  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
+		"  <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"4\"/>\n"
+		" </object>\n"
+		"</topology>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, ":4: <object> with a nodeset but no complete_nodeset"));
+}
+
+/* fuzz_hwloc: a PU without os_index made hwloc 2.9.0 allocate 512 MB bitmaps until OOM. */
+static void test_hwloc_pu_without_os_index(void **state)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<topology version=\"2.0\">\n"
+		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" allowed_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+		"  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"2\"/>\n"
+		"  <object type=\"PU\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
+		" </object>\n"
+		"</topology>\n";
+	struct aff_topo *t = NULL;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+	assert_null(t);
+	assert_non_null(strstr(err, ":5: <object> PU or NUMANode without os_index"));
+}
+
+/*
+ * fuzz_plan_spec: allowed CPUs were read by hwloc_bitmap_list_sscanf(),
+ * which took "1,0=" for {1} (dropping CPU 0 and the typo silently) and spun
+ * for seconds on "1,009-1,0=" into an inconsistent bitmap. The strict
+ * parser refuses both.
+ */
+static void test_cpulist_strict(void **state)
+{
+	static const char *const bad[] = {
+		"1,0=", "1,009-1,0=", "", ",", "1,", "0-", "-3", "5-3", "0 -3",
+		"0,,1", "65536", "99999999999999999999", "0x3", " 1",
+	};
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	size_t i;
+
+	(void)state;
+	assert_non_null(set);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (aff_parse_cpulist(bad[i], set) != -EINVAL)
+			fail_msg("\"%s\" accepted", bad[i]);
+	assert_int_equal(aff_parse_cpulist("0-3,8,10-10,65535", set), 0);
+	assert_int_equal(hwloc_bitmap_weight(set), 7);
+	assert_true(hwloc_bitmap_isset(set, 8) && hwloc_bitmap_isset(set, 65535));
+	assert_false(hwloc_bitmap_isset(set, 9));
+	hwloc_bitmap_free(set);
+}
+
+static void test_plan_allowed_garbage(void **state)
+{
+	struct aff_topo *t = fx_load("dgx-h100");
+	struct aff_plan_spec spec = { .allowed_cpus = "1,0=" };
+	struct aff_plan *p = NULL;
+	hwloc_bitmap_t allowed, got;
+	char err[1024] = "";
+
+	(void)state;
+	assert_int_equal(aff_plan_new(t, &spec, &p, err, sizeof(err)), -EINVAL);
+	assert_null(p);
+	assert_non_null(strstr(err, "allowed CPUs \"1,0=\""));
+	/* The same list written right plans, inside it. */
+	spec.allowed_cpus = "0-1";
+	p = fx_plan(t, &spec);
+	allowed = fx_cpus("0-1");
+	got = fx_cpus(aff_plan_rank_cpus(p, 0));
+	assert_false(hwloc_bitmap_iszero(got));
+	assert_true(hwloc_bitmap_isincluded(got, allowed));
+	hwloc_bitmap_free(allowed);
+	hwloc_bitmap_free(got);
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nccl_duplicate_busid),
+		cmocka_unit_test(test_nccl_distinct_busids),
+		cmocka_unit_test(test_hwloc_missing_complete_cpuset),
+		cmocka_unit_test(test_hwloc_missing_complete_nodeset),
+		cmocka_unit_test(test_hwloc_pu_without_os_index),
+		cmocka_unit_test(test_cpulist_strict),
+		cmocka_unit_test(test_plan_allowed_garbage),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
