@@ -401,17 +401,16 @@ unreadable:
 /* RailbindUnreadable="acs,link,...": the audit says which checks it could not decide. */
 static int add_unreadable(hwloc_obj_t obj, unsigned bits)
 {
+	/* In the order of the UNREADABLE_ bits above. */
+	static const char *const names[] = { "acs", "link", "numa", "iommu" };
 	char val[32] = "";
+	size_t i, used = 0;
 
-	if (bits & UNREADABLE_ACS)
-		strcat(val, ",acs");
-	if (bits & UNREADABLE_LINK)
-		strcat(val, ",link");
-	if (bits & UNREADABLE_NUMA)
-		strcat(val, ",numa");
-	if (bits & UNREADABLE_IOMMU)
-		strcat(val, ",iommu");
-	return add_info(obj, AFF_INFO_UNREADABLE, val + 1);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (bits & (1u << i))
+			used += (size_t)snprintf(val + used, sizeof(val) - used, "%s%s",
+						 used ? "," : "", names[i]);
+	return add_info(obj, AFF_INFO_UNREADABLE, val);
 }
 
 static bool is_pci_function(hwloc_obj_t obj)

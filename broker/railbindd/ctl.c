@@ -358,7 +358,7 @@ static int open_socket(void)
 		rbd_log(LOG_ERR, "socket path too long: %s", conf.socket);
 		return -ENAMETOOLONG;
 	}
-	strcpy(sa.sun_path, conf.socket);
+	memcpy(sa.sun_path, conf.socket, strlen(conf.socket) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;

@@ -203,11 +203,9 @@ int main(int argc, char **argv)
 		snprintf(msg, sizeof(msg), "cannot set up the main loop: %s", strerror(-rc));
 		goto out;
 	}
-	stage = 2;
+	/* These cannot fail: the broker serves even without udev or a plan. */
 	udevmon_init();
-	stage = 3;
 	serve_init();
-	stage = 4;
 	lease_init();
 	state_load();
 	stage = 5;
