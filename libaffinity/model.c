@@ -249,47 +249,10 @@ static void select_rails(struct aff_topo *t)
 	t->nrail = k;
 }
 
-static int pci_order(const void *a, const void *b)
-{
-	return strcmp(sort_topo->dev[*(const int *)a].pci,
-		      sort_topo->dev[*(const int *)b].pci);
-}
-
-/*
- * Two devices at one PCI address (a file that lists a GPU twice) would give
- * two ranks the same GPU and rails: refuse the input instead.
- */
-static int check_unique_pci(struct aff_topo *t, char *err, size_t errlen)
-{
-	int *idx = malloc((t->ndev + 1) * sizeof(*idx));
-	size_t i, n = 0;
-	int rc = 0;
-
-	if (!idx)
-		return -ENOMEM;
-	for (i = 0; i < t->ndev; i++)
-		if (t->dev[i].pci[0])
-			idx[n++] = (int)i;
-	sort_topo = t;
-	if (n)
-		qsort(idx, n, sizeof(*idx), pci_order);
-	sort_topo = NULL;
-	for (i = 1; i < n && !rc; i++)
-		if (!strcmp(t->dev[idx[i - 1]].pci, t->dev[idx[i]].pci))
-			rc = aff_seterr(err, errlen, EINVAL,
-					"%s: two devices at PCI address %s",
-					t->source, t->dev[idx[i]].pci);
-	free(idx);
-	return rc;
-}
-
 int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 {
 	size_t i;
-	int rc = check_unique_pci(t, err, errlen);
 
-	if (rc < 0)
-		return rc;
 	t->gpus = calloc(t->ndev ? t->ndev : 1, sizeof(*t->gpus));
 	if (!t->gpus)
 		return -ENOMEM;
@@ -299,6 +262,18 @@ int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 			t->gpus[t->ngpu++] = (int)i;
 	sort_topo = t;
 	qsort(t->gpus, t->ngpu, sizeof(*t->gpus), gpu_order);
+	/*
+	 * One accelerator listed twice (an NCCL file can) would give two ranks
+	 * the same GPU: refuse the input. Other devices may share an address
+	 * in hwloc's own synthetic files, and no rank is given those.
+	 */
+	for (i = 1; i < t->ngpu; i++)
+		if (!pci_cmp(&t->dev[t->gpus[i - 1]], &t->dev[t->gpus[i]])) {
+			sort_topo = NULL;
+			return aff_seterr(err, errlen, EINVAL,
+					  "%s: two devices at PCI address %s",
+					  t->source, t->dev[t->gpus[i]].pci);
+		}
 	for (i = 0; i < t->ngpu; i++)
 		t->dev[t->gpus[i]].gpu = (int)i;
 	select_rails(t);
