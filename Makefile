@@ -66,6 +66,8 @@ CHECKS += kmod kmod-6.12 check-kmod-style
 # The module in real 6.1 and 6.12 kernels under QEMU, railbind audit in the guest
 # as nobody included (tests/vm; about a minute per kernel).
 CHECKS += check-vm
+# The guests run build/railbind and build/railbindd: with -j, build them first.
+check-vm-6.1 check-vm-6.12: all
 
 .PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
