@@ -112,11 +112,10 @@ static int watch(const char *path)
 	ssize_t n;
 	int fd;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	if (aff_unix_address(path, &sa) < 0) {
 		rb_error("status: socket path too long: %s", path);
 		return RB_EXIT_FAIL;
 	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    write(fd, req, sizeof(req) - 1) != (ssize_t)sizeof(req) - 1) {

@@ -132,6 +132,17 @@ static int recv_line(int fd, char **out, long long deadline)
 	return rc;
 }
 
+int aff_unix_address(const char *path, struct sockaddr_un *sa)
+{
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	sa->sun_family = AF_UNIX;
+	memcpy(sa->sun_path, path, n + 1);
+	return 0;
+}
+
 int aff_broker_call(const char *path, const char *request, int timeout_ms,
 		    struct json_object **reply)
 {
@@ -141,9 +152,8 @@ int aff_broker_call(const char *path, const char *request, int timeout_ms,
 	int fd, rc;
 
 	*reply = NULL;
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if (aff_unix_address(path, &sa) < 0)
 		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;

@@ -26,6 +26,10 @@ const char *aff_job_name(const char *opt);
 /* Rank @k of @plan as its railbind.plan/1 object (new reference). */
 struct json_object *aff_plan_rank_object(const struct aff_plan *plan, size_t k);
 
+/* The address of the Unix socket @path; -ENAMETOOLONG if it does not fit. */
+struct sockaddr_un;
+int aff_unix_address(const char *path, struct sockaddr_un *sa);
+
 /*
  * Send one request line to the broker at @path and read one reply line,
  * within @timeout_ms. Returns 0 and the parsed reply in @reply, or a

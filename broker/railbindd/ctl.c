@@ -354,11 +354,10 @@ static int open_socket(void)
 		rbd_log(LOG_INFO, "using the socket systemd passed");
 		return fd;
 	}
-	if (strlen(conf.socket) >= sizeof(sa.sun_path)) {
+	if (aff_unix_address(conf.socket, &sa) < 0) {
 		rbd_log(LOG_ERR, "socket path too long: %s", conf.socket);
 		return -ENAMETOOLONG;
 	}
-	memcpy(sa.sun_path, conf.socket, strlen(conf.socket) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
