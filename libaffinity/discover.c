@@ -38,8 +38,7 @@ struct annotator {
 #define UNREADABLE_NUMA		4u
 #define UNREADABLE_IOMMU	8u
 
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
+void aff_discover_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -806,24 +805,24 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 	int ret;
 
 	if (!out) {
-		set_err(err, errlen, "discover: no output topology given");
+		aff_discover_err(err, errlen, "discover: no output topology given");
 		return -EINVAL;
 	}
 	*out = NULL;
 	if (!is_real_root(root)) {
 		if (stat(root, &st) < 0) {
 			ret = -errno;
-			set_err(err, errlen, "discover: root %s: %s", root, strerror(-ret));
+			aff_discover_err(err, errlen, "discover: root %s: %s", root, strerror(-ret));
 			return ret;
 		}
 		if (!S_ISDIR(st.st_mode)) {
-			set_err(err, errlen, "discover: root %s: %s", root, strerror(ENOTDIR));
+			aff_discover_err(err, errlen, "discover: root %s: %s", root, strerror(ENOTDIR));
 			return -ENOTDIR;
 		}
 	}
 	if (hwloc_topology_init(&topo) < 0) {
 		ret = errno ? -errno : -ENOMEM;
-		set_err(err, errlen, "discover: hwloc_topology_init: %s", strerror(-ret));
+		aff_discover_err(err, errlen, "discover: hwloc_topology_init: %s", strerror(-ret));
 		return ret;
 	}
 	/* Keep every bridge: path classes count switches, and ACS lives on the ports. */
@@ -831,7 +830,7 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0 ||
 	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
 		ret = errno ? -errno : -EINVAL;
-		set_err(err, errlen, "discover: hwloc_topology_set_type_filter: %s", strerror(-ret));
+		aff_discover_err(err, errlen, "discover: hwloc_topology_set_type_filter: %s", strerror(-ret));
 		goto fail;
 	}
 	/*
@@ -853,7 +852,7 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 	ret = fsroot_swap(root, &saved);
 	if (ret < 0) {
 		fsroot_restore(saved);
-		set_err(err, errlen, "discover: setting HWLOC_FSROOT: %s", strerror(-ret));
+		aff_discover_err(err, errlen, "discover: setting HWLOC_FSROOT: %s", strerror(-ret));
 		goto fail;
 	}
 	errno = 0;
@@ -862,13 +861,13 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 		ret = errno ? -errno : -EIO;
 	fsroot_restore(saved);
 	if (ret < 0) {
-		set_err(err, errlen, "discover: hwloc_topology_load (root %s): %s",
+		aff_discover_err(err, errlen, "discover: hwloc_topology_load (root %s): %s",
 			is_real_root(root) ? "/" : root, strerror(-ret));
 		goto fail;
 	}
 	ret = aff_discover_annotate(topo, root, rep);
 	if (ret < 0) {
-		set_err(err, errlen, "discover: annotating the topology: %s", strerror(-ret));
+		aff_discover_err(err, errlen, "discover: annotating the topology: %s", strerror(-ret));
 		goto fail;
 	}
 	*out = topo;

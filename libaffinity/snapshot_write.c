@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +16,6 @@
 #include <hwloc/export.h>
 
 #include "discover.h"
-
-__attribute__((format(printf, 3, 4)))
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -54,7 +41,7 @@ static int write_stdout(const char *buf, size_t len, char *err, size_t errlen)
 	fflush(stdout);
 	ret = write_all(STDOUT_FILENO, buf, len);
 	if (ret < 0)
-		set_err(err, errlen, "snapshot: writing to stdout: %s", strerror(-ret));
+		aff_discover_err(err, errlen, "snapshot: writing to stdout: %s", strerror(-ret));
 	return ret;
 }
 
@@ -80,7 +67,7 @@ static int write_file(const char *path, const char *buf, size_t len, char *err, 
 
 	pathcopy = strdup(path);
 	if (!pathcopy) {
-		set_err(err, errlen, "snapshot: %s: %s", path, strerror(ENOMEM));
+		aff_discover_err(err, errlen, "snapshot: %s: %s", path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	dir = dirname(pathcopy);
@@ -136,7 +123,7 @@ static int write_file(const char *path, const char *buf, size_t len, char *err, 
 	return 0;
 
 fail:
-	set_err(err, errlen, "snapshot: %s: %s: %s", path, step, strerror(-ret));
+	aff_discover_err(err, errlen, "snapshot: %s: %s: %s", path, step, strerror(-ret));
 	if (fd >= 0)
 		close(fd);
 	if (tmp) {
@@ -153,13 +140,13 @@ int aff_snapshot_write(hwloc_topology_t topo, const char *path, char *err, size_
 	int len, ret;
 
 	if (!topo || !path || !*path) {
-		set_err(err, errlen, "snapshot: no topology or no output path");
+		aff_discover_err(err, errlen, "snapshot: no topology or no output path");
 		return -EINVAL;
 	}
 	errno = 0;
 	if (hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0) < 0) {
 		ret = errno ? -errno : -EIO;
-		set_err(err, errlen, "snapshot: exporting the topology as XML: %s",
+		aff_discover_err(err, errlen, "snapshot: exporting the topology as XML: %s",
 			strerror(-ret));
 		return ret;
 	}
