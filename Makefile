@@ -21,7 +21,6 @@ HWLOC_LIBS := $(shell $(PKG_CONFIG) --libs hwloc)
 JSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags json-c)
 JSON_LIBS := $(shell $(PKG_CONFIG) --libs json-c)
 XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0)
-XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0)
 CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka)
 
@@ -31,9 +30,10 @@ CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -fPIC -fvisibility=hidden 
 	-DRAILBIND_VERSION='"$(VERSION)"' -I$(TOP)/libaffinity \
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(SAN_FLAGS)
-DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) $(XML_LIBS)
+# libxml2 is loaded on first use (libaffinity/xml_lazy.h), not linked.
+DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS)
 
-LIBAFF_SRCS := ctx.c config.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
+LIBAFF_SRCS := ctx.c config.c xml_lazy.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
 	input.c paths.c assign.c cpusplit.c plan.c json.c client.c client_binding.c apply.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.

@@ -14,12 +14,16 @@ set -u
 N=${BENCH_RUNS:-300}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/railbind-bench.XXXXXX") || exit 1
 sock=$tmp/railbind.sock
-cleanup() { [ -n "${bpid:-}" ] && kill "$bpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+# The lease file lives in /run, a tmpfs, on a node; keep it on one here too
+# (/dev/shm), or each lease pays a disk rename the node never does.
+state=$tmp
+[ -d /dev/shm ] && state=$(mktemp -d /dev/shm/railbind-bench.XXXXXX)
+cleanup() { [ -n "${bpid:-}" ] && kill "$bpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp" "$state"; }
 trap cleanup EXIT INT TERM
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-"$RAILBINDD" --foreground --input "$FIXTURE" --socket "$sock" --state-dir "$tmp" \
+"$RAILBINDD" --foreground --input "$FIXTURE" --socket "$sock" --state-dir "$state" \
 	--limits on 2>"$tmp/broker.log" &
 bpid=$!
 i=0

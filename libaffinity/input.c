@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <libxml/parser.h>
 
 #include "discover.h"
 #include "model.h"
+#include "xml_lazy.h"
 
 #define SNIFF_SIZE 65536
 
@@ -118,20 +118,22 @@ static int sniff(const char *path, enum input_kind *kind, char *err,
 /* hwloc refused the file: find out why, with a line when libxml2 can. */
 static int explain_hwloc_failure(const char *path, char *err, size_t errlen)
 {
-	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET |
-					      XML_PARSE_NOERROR |
-					      XML_PARSE_NOWARNING |
-					      XML_PARSE_HUGE);
+	const struct aff_xml *x = aff_xml(path, err, errlen);
+	xmlDoc *doc;
 	const xmlError *e;
 	const char *msg;
 
+	if (!x)
+		return -ELIBACC;
+	doc = x->read_file(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
+					  XML_PARSE_NOWARNING | XML_PARSE_HUGE);
 	if (doc) {
-		xmlFreeDoc(doc);
+		x->free_doc(doc);
 		return aff_seterr(err, errlen, EINVAL,
 				  "%s: well-formed XML, but hwloc rejected it as a topology (a missing or inconsistent object, cpuset or attribute)",
 				  path);
 	}
-	e = xmlGetLastError();
+	e = x->last_error();
 	msg = e && e->message ? e->message : "unreadable";
 	return aff_seterr(err, errlen, EINVAL, "%s:%d: malformed XML: %.*s",
 			  path, e ? e->line : 0, (int)strcspn(msg, "\n"), msg);
@@ -145,7 +147,7 @@ static int explain_hwloc_failure(const char *path, char *err, size_t errlen)
  * for hwloc, 0 when it is not well-formed XML (hwloc's own error path
  * explains that), or -EINVAL with err set.
  */
-static const char *unpaired_set(const xmlNode *n)
+static const char *unpaired_set(const struct aff_xml *x, const xmlNode *n)
 {
 	static const char *const pairs[][2] = {
 		{ "cpuset", "complete_cpuset" },
@@ -157,21 +159,21 @@ static const char *unpaired_set(const xmlNode *n)
 	bool indexed;
 
 	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
-		if (xmlHasProp(n, (const xmlChar *)pairs[i][0]) &&
-		    !xmlHasProp(n, (const xmlChar *)pairs[i][1]))
+		if (x->has_prop(n, (const xmlChar *)pairs[i][0]) &&
+		    !x->has_prop(n, (const xmlChar *)pairs[i][1]))
 			return pairs[i][0];
 	/* A PU or NUMA node without os_index: hwloc 2.9.0 sets bit 2^32-1 of a
 	 * bitmap, 512 MB, several times over (fuzz_hwloc, out of memory). */
-	type = xmlGetProp(n, (const xmlChar *)"type");
-	indexed = !type || (xmlStrcmp(type, (const xmlChar *)"PU") &&
-			    xmlStrcmp(type, (const xmlChar *)"NUMANode")) ||
-		  xmlHasProp(n, (const xmlChar *)"os_index");
-	xmlFree(type);
+	type = x->get_prop(n, (const xmlChar *)"type");
+	indexed = !type || (strcmp((const char *)type, "PU") &&
+			    strcmp((const char *)type, "NUMANode")) ||
+		  x->has_prop(n, (const xmlChar *)"os_index");
+	x->free(type);
 	return indexed ? NULL : "os_index";
 }
 
-static int check_cpusets(const xmlNode *n, const char *path, char *err,
-			 size_t errlen)
+static int check_cpusets(const struct aff_xml *x, const xmlNode *n,
+			 const char *path, char *err, size_t errlen)
 {
 	int rc = 1;
 
@@ -179,33 +181,35 @@ static int check_cpusets(const xmlNode *n, const char *path, char *err,
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
 		const char *set = strcmp((const char *)n->name, "object") ?
-				  NULL : unpaired_set(n);
+				  NULL : unpaired_set(x, n);
 
 		if (set && !strcmp(set, "os_index"))
 			return aff_seterr(err, errlen, EINVAL,
 					  "%s:%ld: <object> PU or NUMANode without os_index",
-					  path, xmlGetLineNo(n));
+					  path, x->line_no(n));
 		if (set)
 			return aff_seterr(err, errlen, EINVAL,
 					  "%s:%ld: <object> with a %s but no complete_%s",
-					  path, xmlGetLineNo(n), set, set);
-		rc = check_cpusets(n->children, path, err, errlen);
+					  path, x->line_no(n), set, set);
+		rc = check_cpusets(x, n->children, path, err, errlen);
 	}
 	return rc;
 }
 
 static int precheck_hwloc(const char *path, char *err, size_t errlen)
 {
-	xmlDoc *doc = xmlReadFile(path, NULL, XML_PARSE_NONET |
-					      XML_PARSE_NOERROR |
-					      XML_PARSE_NOWARNING |
-					      XML_PARSE_HUGE);
+	const struct aff_xml *x = aff_xml(path, err, errlen);
+	xmlDoc *doc;
 	int rc;
 
+	if (!x)
+		return -ELIBACC;
+	doc = x->read_file(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
+					  XML_PARSE_NOWARNING | XML_PARSE_HUGE);
 	if (!doc)
 		return 0;
-	rc = check_cpusets(xmlDocGetRootElement(doc), path, err, errlen);
-	xmlFreeDoc(doc);
+	rc = check_cpusets(x, x->root(doc), path, err, errlen);
+	x->free_doc(doc);
 	return rc;
 }
 

@@ -11,12 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 
 #include "model.h"
+#include "xml_lazy.h"
 
 struct nccl_load {
+	const struct aff_xml *x;
 	struct aff_topo *t;
 	const char *path;
 	char *err;
@@ -29,16 +29,21 @@ static bool is(const xmlNode *n, const char *name)
 	       !strcmp((const char *)n->name, name);
 }
 
-/* Attribute value or NULL; the caller frees with xmlFree. */
-static char *attr(const xmlNode *n, const char *name)
+/* Attribute value or NULL (also when out of memory); the caller frees it. */
+static char *attr(const struct nccl_load *l, const xmlNode *n,
+		  const char *name)
 {
-	return (char *)xmlGetProp(n, (const xmlChar *)name);
+	xmlChar *v = l->x->get_prop(n, (const xmlChar *)name);
+	char *copy = v ? strdup((const char *)v) : NULL;
+
+	l->x->free(v);
+	return copy;
 }
 
 static int bad(struct nccl_load *l, const xmlNode *n, const char *what)
 {
 	return aff_seterr(l->err, l->errlen, EINVAL, "%s:%ld: %s", l->path,
-			  xmlGetLineNo(n), what);
+			  l->x->line_no(n), what);
 }
 
 /*
@@ -81,9 +86,10 @@ int aff_parse_cpumask(const char *s, hwloc_bitmap_t set)
 	return 0;
 }
 
-static int parse_hexattr(const xmlNode *n, const char *name, int *out)
+static int parse_hexattr(const struct nccl_load *l, const xmlNode *n,
+			 const char *name, int *out)
 {
-	char *s = attr(n, name), *end;
+	char *s = attr(l, n, name), *end;
 	long v;
 
 	*out = -1;
@@ -92,7 +98,7 @@ static int parse_hexattr(const xmlNode *n, const char *name, int *out)
 	v = strtol(s, &end, 16);
 	if (*s && !*end && v >= 0 && v <= 0xffffff)
 		*out = (int)v;
-	xmlFree(s);
+	free(s);
 	return *out < 0 ? -EINVAL : 0;
 }
 
@@ -106,20 +112,20 @@ static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 
 		if (!is(c, "net"))
 			continue;
-		name = attr(c, "name");
+		name = attr(l, c, "name");
 		if (!name || !*name) {
-			xmlFree(name);
+			free(name);
 			return bad(l, c, "<net> without a name attribute");
 		}
-		port = attr(c, "port");
+		port = attr(l, c, "port");
 		portno = port ? atoi(port) : 0;
-		guid = attr(c, "guid");
+		guid = attr(l, c, "guid");
 		/* A socket (TCP) net has no GUID; a verbs device has one. */
 		r = aff_topo_add_rail(l->t, dev, name, portno,
 				      guid && strtoull(guid, NULL, 0) != 0);
-		xmlFree(name);
-		xmlFree(port);
-		xmlFree(guid);
+		free(name);
+		free(port);
+		free(guid);
 		if (r < 0)
 			return r;
 		l->t->rail[r].listed = true;
@@ -178,7 +184,7 @@ static int walk_pci(struct nccl_load *l, const xmlNode *n, int parent)
 	int i, cls, rc;
 	bool bridge;
 
-	if (parse_hexattr(n, "class", &cls) < 0)
+	if (parse_hexattr(l, n, "class", &cls) < 0)
 		return bad(l, n, "<pci class> is not a hex PCI class such as 0x030200");
 	bridge = has_child_pci(n) || (cls >= 0 && cls >> 8 == 0x0604);
 	i = aff_topo_add_dev(l->t, bridge ? AFF_DEV_BRIDGE : AFF_DEV_ENDPOINT,
@@ -188,23 +194,23 @@ static int walk_pci(struct nccl_load *l, const xmlNode *n, int parent)
 	d = &l->t->dev[i];
 	d->is_switch = bridge;
 	d->class_id = cls >= 0 ? cls >> 8 : -1;
-	busid = attr(n, "busid");
+	busid = attr(l, n, "busid");
 	if (!busid || aff_dev_set_pci(d, busid) < 0) {
-		xmlFree(busid);
+		free(busid);
 		return bad(l, n, "<pci busid> is not a PCI address such as 0000:07:00.0");
 	}
-	xmlFree(busid);
-	if (parse_hexattr(n, "vendor", &d->vendor) < 0 ||
-	    parse_hexattr(n, "device", &d->device) < 0)
+	free(busid);
+	if (parse_hexattr(l, n, "vendor", &d->vendor) < 0 ||
+	    parse_hexattr(l, n, "device", &d->device) < 0)
 		return bad(l, n, "<pci vendor/device> is not a hex id such as 0x10de");
-	s = attr(n, "link_speed");
+	s = attr(l, n, "link_speed");
 	if (s)
 		d->link_speed = strtod(s, NULL);
-	xmlFree(s);
-	s = attr(n, "link_width");
+	free(s);
+	s = attr(l, n, "link_width");
 	if (s)
 		d->link_width = atoi(s);
-	xmlFree(s);
+	free(s);
 	rc = walk_children(l, n, i);
 	/* A NIC NCCL was given without its <net> (AWS's EFA files): a rail
 	 * known by its PCI address only. */
@@ -271,7 +277,7 @@ static int add_cores(struct aff_topo *t)
 static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 {
 	hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
-	char *numaid = attr(n, "numaid"), *aff = attr(n, "affinity"), *end;
+	char *numaid = attr(l, n, "numaid"), *aff = attr(l, n, "affinity"), *end;
 	long id = numaid ? strtol(numaid, &end, 10) : -1;
 	int rc = 0, hb, loc;
 
@@ -300,8 +306,8 @@ static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 	l->t->dev[hb].loc = loc;
 	rc = walk_children(l, n, hb);
 out:
-	xmlFree(numaid);
-	xmlFree(aff);
+	free(numaid);
+	free(aff);
 	hwloc_bitmap_free(cpus);
 	hwloc_bitmap_free(nodes);
 	return rc;
@@ -310,23 +316,23 @@ out:
 #define NCCL_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
 
 /* Takes the document (may be NULL: libxml2 refused the text) and frees it. */
-static int load_doc(struct aff_topo *t, xmlDoc *doc, const char *path,
-		    char *err, size_t errlen)
+static int load_doc(const struct aff_xml *x, struct aff_topo *t, xmlDoc *doc,
+		    const char *path, char *err, size_t errlen)
 {
-	struct nccl_load l = { t, path, err, errlen };
+	struct nccl_load l = { x, t, path, err, errlen };
 	const xmlNode *root, *c;
 	char *first_host = NULL;
 	int rc = 0, other_hosts = 0;
 
 	if (!doc) {
-		const xmlError *e = xmlGetLastError();
+		const xmlError *e = x->last_error();
 		const char *msg = e && e->message ? e->message : "unreadable";
 		int len = (int)strcspn(msg, "\n");
 
 		return aff_seterr(err, errlen, EINVAL, "%s:%d: malformed XML: %.*s",
 				  path, e ? e->line : 0, len, msg);
 	}
-	root = xmlDocGetRootElement(doc);
+	root = x->root(doc);
 	if (!root || !is(root, "system")) {
 		rc = aff_seterr(err, errlen, EINVAL,
 				"%s: root element is not <system>", path);
@@ -342,27 +348,31 @@ static int load_doc(struct aff_topo *t, xmlDoc *doc, const char *path,
 		 * and GB300 trays), telling them apart by host_hash. A plan is
 		 * for one node: the first host's.
 		 */
-		hash = attr(c, "host_hash");
-		if (hash && !first_host)
-			first_host = (char *)xmlStrdup((xmlChar *)hash);
+		hash = attr(&l, c, "host_hash");
+		if (hash && !first_host && !(first_host = strdup(hash))) {
+			free(hash);
+			rc = aff_seterr(err, errlen, ENOMEM, "%s: out of memory",
+					path);
+			break;
+		}
 		if (hash && strcmp(hash, first_host)) {
 			if (!other_hosts++)
 				aff_info(t->ctx, "%s: several hosts (host_hash); planning for the first, %s\n",
 					 path, first_host);
-			xmlFree(hash);
+			free(hash);
 			continue;
 		}
-		xmlFree(hash);
+		free(hash);
 		rc = walk_cpu(&l, c);
 	}
-	xmlFree(first_host);
+	free(first_host);
 	if (!rc && !t->nnuma)
 		rc = aff_seterr(err, errlen, EINVAL,
 				"%s: no <cpu> element: not an NCCL topology", path);
 	if (!rc)
 		rc = add_cores(t);
 out:
-	xmlFreeDoc(doc);
+	x->free_doc(doc);
 	if (rc < 0)
 		return rc;
 	return aff_topo_finish(t, err, errlen);
@@ -371,18 +381,27 @@ out:
 int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
 		  size_t errlen)
 {
-	return load_doc(t, xmlReadFile(path, NULL, NCCL_XML_OPTIONS), path, err,
-			errlen);
+	const struct aff_xml *x = aff_xml(path, err, errlen);
+
+	if (!x)
+		return -ELIBACC;
+	x->reset_last_error();
+	return load_doc(x, t, x->read_file(path, NULL, NCCL_XML_OPTIONS), path,
+			err, errlen);
 }
 
 int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
 		      const char *name, char *err, size_t errlen)
 {
+	const struct aff_xml *x = aff_xml(name, err, errlen);
 	xmlDoc *doc = NULL;
 
-	xmlResetLastError();
+	if (!x)
+		return -ELIBACC;
+	x->reset_last_error();
 	/* libxml2 takes an int length; a longer text is no topology. */
 	if (len <= 64u << 20)
-		doc = xmlReadMemory(buf, (int)len, name, NULL, NCCL_XML_OPTIONS);
-	return load_doc(t, doc, name, err, errlen);
+		doc = x->read_memory(buf, (int)len, name, NULL,
+				     NCCL_XML_OPTIONS);
+	return load_doc(x, t, doc, name, err, errlen);
 }

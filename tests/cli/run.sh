@@ -158,5 +158,16 @@ run plan --input "$FIX/dgx-h100.xml" --json --isolate-gpu
 jq_check "$tmp/out" 'all(.ranks[]; .env.CUDA_VISIBLE_DEVICES == (.gpu.index | tostring))' \
 	"--isolate-gpu"
 
+# libxml2 (with ICU and libstdc++) is loaded only to read an XML file: a
+# command that reads none must not map it, one that reads a file must work.
+LD_DEBUG=libs "$RAILBIND" --help >/dev/null 2>"$tmp/ld"
+if grep -q 'libxml2' "$tmp/ld"; then bad "railbind --help loaded libxml2"
+elif ! grep -q 'libjson-c' "$tmp/ld"; then bad "LD_DEBUG=libs shows no library load at all"
+else ok; fi
+LD_DEBUG=libs "$RAILBIND" plan --input "$FIX/small.xml" >"$tmp/out" 2>"$tmp/ld"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'libxml2' "$tmp/ld" && [ -s "$tmp/out" ]; then ok
+else bad "plan --input loads libxml2 and plans (rc=$rc)"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
