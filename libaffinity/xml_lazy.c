@@ -27,7 +27,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void)
 {
-	void *h = dlopen(XML_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void *h = dlopen(XML_SONAME, RTLD_LAZY | RTLD_LOCAL);
 	int (*mem_get)(xmlFreeFunc *, xmlMallocFunc *, xmlReallocFunc *,
 		       xmlStrdupFunc *) = NULL;
 	xmlMallocFunc m;
