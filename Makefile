@@ -33,7 +33,7 @@ LDFLAGS += $(SAN_FLAGS)
 # libxml2 is loaded on first use (libaffinity/xml_lazy.h), not linked.
 DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS)
 
-LIBAFF_SRCS := ctx.c config.c xml_lazy.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
+LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
 	input.c paths.c assign.c cpusplit.c plan.c json.c client.c client_binding.c apply.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.

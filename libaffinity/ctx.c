@@ -117,18 +117,6 @@ void aff_log(const struct aff_ctx *ctx, int priority, const char *file,
 	va_end(ap);
 }
 
-int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, format);
-		vsnprintf(err, errlen, format, ap);
-		va_end(ap);
-	}
-	return -errnum;
-}
-
 const char *aff_ctx_path(const struct aff_ctx *ctx, const char *rel,
 			 char *buf, size_t len)
 {

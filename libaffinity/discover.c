@@ -20,6 +20,7 @@
 #include <hwloc.h>
 
 #include "discover.h"
+#include "internal.h"
 #include "kmod_snapshot.h"
 #include "pcicfg.h"
 
@@ -37,17 +38,6 @@ struct annotator {
 #define UNREADABLE_LINK		2u
 #define UNREADABLE_NUMA		4u
 #define UNREADABLE_IOMMU	8u
-
-void aff_discover_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ${root}/<fmt...>; -ENAMETOOLONG rather than a silently truncated path. */
 __attribute__((format(printf, 4, 5)))
@@ -805,24 +795,24 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 	int ret;
 
 	if (!out) {
-		aff_discover_err(err, errlen, "discover: no output topology given");
+		aff_seterr(err, errlen, 0, "discover: no output topology given");
 		return -EINVAL;
 	}
 	*out = NULL;
 	if (!is_real_root(root)) {
 		if (stat(root, &st) < 0) {
 			ret = -errno;
-			aff_discover_err(err, errlen, "discover: root %s: %s", root, strerror(-ret));
+			aff_seterr(err, errlen, 0, "discover: root %s: %s", root, strerror(-ret));
 			return ret;
 		}
 		if (!S_ISDIR(st.st_mode)) {
-			aff_discover_err(err, errlen, "discover: root %s: %s", root, strerror(ENOTDIR));
+			aff_seterr(err, errlen, 0, "discover: root %s: %s", root, strerror(ENOTDIR));
 			return -ENOTDIR;
 		}
 	}
 	if (hwloc_topology_init(&topo) < 0) {
 		ret = errno ? -errno : -ENOMEM;
-		aff_discover_err(err, errlen, "discover: hwloc_topology_init: %s", strerror(-ret));
+		aff_seterr(err, errlen, 0, "discover: hwloc_topology_init: %s", strerror(-ret));
 		return ret;
 	}
 	/* Keep every bridge: path classes count switches, and ACS lives on the ports. */
@@ -830,7 +820,7 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0 ||
 	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_OS_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL) < 0) {
 		ret = errno ? -errno : -EINVAL;
-		aff_discover_err(err, errlen, "discover: hwloc_topology_set_type_filter: %s", strerror(-ret));
+		aff_seterr(err, errlen, 0, "discover: hwloc_topology_set_type_filter: %s", strerror(-ret));
 		goto fail;
 	}
 	/*
@@ -852,7 +842,7 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 	ret = fsroot_swap(root, &saved);
 	if (ret < 0) {
 		fsroot_restore(saved);
-		aff_discover_err(err, errlen, "discover: setting HWLOC_FSROOT: %s", strerror(-ret));
+		aff_seterr(err, errlen, 0, "discover: setting HWLOC_FSROOT: %s", strerror(-ret));
 		goto fail;
 	}
 	errno = 0;
@@ -861,13 +851,13 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 		ret = errno ? -errno : -EIO;
 	fsroot_restore(saved);
 	if (ret < 0) {
-		aff_discover_err(err, errlen, "discover: hwloc_topology_load (root %s): %s",
+		aff_seterr(err, errlen, 0, "discover: hwloc_topology_load (root %s): %s",
 			is_real_root(root) ? "/" : root, strerror(-ret));
 		goto fail;
 	}
 	ret = aff_discover_annotate(topo, root, rep);
 	if (ret < 0) {
-		aff_discover_err(err, errlen, "discover: annotating the topology: %s", strerror(-ret));
+		aff_seterr(err, errlen, 0, "discover: annotating the topology: %s", strerror(-ret));
 		goto fail;
 	}
 	*out = topo;

@@ -72,10 +72,6 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
  */
 int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
 
-/* One-line message into err (may be NULL), for discover.c and snapshot_write.c. */
-void aff_discover_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /*
  * Export @topo as hwloc v2 XML to @path atomically: a temporary file in the same
  * directory, fsync, rename over @path, fsync of the directory. On any error no new file

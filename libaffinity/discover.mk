@@ -23,7 +23,8 @@ $(BUILD)/tests/unit/test_pcicfg: $(DISCOVER_OBJDIR)/test_pcicfg.o $(DISCOVER_OBJ
 
 $(BUILD)/tests/unit/test_discover: $(DISCOVER_OBJDIR)/test_discover.o \
 		$(DISCOVER_OBJDIR)/discover.o $(DISCOVER_OBJDIR)/pcicfg.o \
-		$(DISCOVER_OBJDIR)/snapshot_write.o $(DISCOVER_OBJDIR)/kmod_snapshot.o
+		$(DISCOVER_OBJDIR)/snapshot_write.o $(DISCOVER_OBJDIR)/kmod_snapshot.o \
+		$(DISCOVER_OBJDIR)/err.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(HWLOC_LIBS) $(CMOCKA_LIBS)
 

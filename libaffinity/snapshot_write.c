@@ -16,6 +16,7 @@
 #include <hwloc/export.h>
 
 #include "discover.h"
+#include "internal.h"
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -41,7 +42,7 @@ static int write_stdout(const char *buf, size_t len, char *err, size_t errlen)
 	fflush(stdout);
 	ret = write_all(STDOUT_FILENO, buf, len);
 	if (ret < 0)
-		aff_discover_err(err, errlen, "snapshot: writing to stdout: %s", strerror(-ret));
+		aff_seterr(err, errlen, 0, "snapshot: writing to stdout: %s", strerror(-ret));
 	return ret;
 }
 
@@ -67,7 +68,7 @@ static int write_file(const char *path, const char *buf, size_t len, char *err, 
 
 	pathcopy = strdup(path);
 	if (!pathcopy) {
-		aff_discover_err(err, errlen, "snapshot: %s: %s", path, strerror(ENOMEM));
+		aff_seterr(err, errlen, 0, "snapshot: %s: %s", path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	dir = dirname(pathcopy);
@@ -123,7 +124,7 @@ static int write_file(const char *path, const char *buf, size_t len, char *err, 
 	return 0;
 
 fail:
-	aff_discover_err(err, errlen, "snapshot: %s: %s: %s", path, step, strerror(-ret));
+	aff_seterr(err, errlen, 0, "snapshot: %s: %s: %s", path, step, strerror(-ret));
 	if (fd >= 0)
 		close(fd);
 	if (tmp) {
@@ -140,13 +141,13 @@ int aff_snapshot_write(hwloc_topology_t topo, const char *path, char *err, size_
 	int len, ret;
 
 	if (!topo || !path || !*path) {
-		aff_discover_err(err, errlen, "snapshot: no topology or no output path");
+		aff_seterr(err, errlen, 0, "snapshot: no topology or no output path");
 		return -EINVAL;
 	}
 	errno = 0;
 	if (hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0) < 0) {
 		ret = errno ? -errno : -EIO;
-		aff_discover_err(err, errlen, "snapshot: exporting the topology as XML: %s",
+		aff_seterr(err, errlen, 0, "snapshot: exporting the topology as XML: %s",
 			strerror(-ret));
 		return ret;
 	}
