@@ -226,11 +226,12 @@ static void take_lines(struct client *c)
 
 	while (!c->closing &&
 	       (nl = memchr(c->in + start, '\n', c->inlen - start))) {
-		*nl = '\0';
-		if (nl > c->in + start && nl[-1] == '\r')
-			nl[-1] = '\0';
-		if (c->in[start])
-			ops_request(c, c->in + start);
+		size_t len = (size_t)(nl - (c->in + start));
+
+		if (len && nl[-1] == '\r')
+			len--;
+		if (len)
+			ops_request(c, c->in + start, len);
 		start = (size_t)(nl - c->in) + 1;
 	}
 	memmove(c->in, c->in + start, c->inlen - start);

@@ -2,7 +2,8 @@
 # railbindd, the broker, and its integration tests (tests/broker).
 # Needs TOP, BUILD, CC, CFLAGS, LDFLAGS, DEP_LIBS and the library's rules.
 RAILBINDD := $(BUILD)/railbindd
-RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c serve.c peer.c lease.c state.c udevmon.c
+RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
+	udevmon.c
 RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=.o))
 RAILBINDD_LIBS := $(shell $(PKG_CONFIG) --libs libudev libsystemd)
 CFLAGS += $(shell $(PKG_CONFIG) --cflags libudev libsystemd)
@@ -29,3 +30,18 @@ check-broker: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml \
 check-broker-asan:
 	$(MAKE) SANITIZE=1 check-broker
 CHECKS += check-broker check-broker-asan
+
+# The broker's pure parsers (request.c, claim.c) and the library's local
+# rank parser, with one test per fuzz finding.
+$(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c \
+		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
+		$(BUILD)/libaffinity.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/broker/railbindd -o $@ $< \
+		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
+		$(LDFLAGS) $(BUILD)/libaffinity.a $(DEP_LIBS) $(CMOCKA_LIBS)
+
+.PHONY: check-broker-unit
+check-broker-unit: $(BUILD)/tests/broker_request
+	$(BUILD)/tests/broker_request
+CHECKS += check-broker-unit
