@@ -45,3 +45,10 @@ $(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c \
 check-broker-unit: $(BUILD)/tests/broker_request
 	$(BUILD)/tests/broker_request
 CHECKS += check-broker-unit
+
+# A full and a read-only state directory, wall-clock jumps (tests/broker/faults.sh).
+.PHONY: check-broker-faults
+check-broker-faults: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml
+	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
+		sh $(TOP)/tests/broker/faults.sh
+CHECKS += check-broker-faults
