@@ -52,3 +52,16 @@ check-broker-faults: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.x
 	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
 		sh $(TOP)/tests/broker/faults.sh
 CHECKS += check-broker-faults
+
+# 1,000 clients with random hang-ups (tests/broker/load.sh): 10 s in make
+# check, make check-broker-load LOAD_SECONDS=60 for the long form.
+LOAD_SECONDS ?= 10
+$(BUILD)/tests/broker_load: $(TOP)/tests/broker/load.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(JSON_LIBS)
+
+.PHONY: check-broker-load
+check-broker-load: $(RAILBINDD) $(BUILD)/tests/broker_load $(BUILD)/fixtures/dgx-h100.xml
+	RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) LOAD=$(BUILD)/tests/broker_load \
+		sh $(TOP)/tests/broker/load.sh $(LOAD_SECONDS)
+CHECKS += check-broker-load
