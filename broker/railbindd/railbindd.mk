@@ -65,3 +65,12 @@ check-broker-load: $(RAILBINDD) $(BUILD)/tests/broker_load $(BUILD)/fixtures/dgx
 	RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) LOAD=$(BUILD)/tests/broker_load \
 		sh $(TOP)/tests/broker/load.sh $(LOAD_SECONDS)
 CHECKS += check-broker-load
+
+# The main broker of tests/broker under valgrind memcheck, for the tests
+# without timing bounds (RB_VALGRIND in test_broker.py).
+.PHONY: check-broker-valgrind
+check-broker-valgrind: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml \
+		$(BUILD)/fixtures/small.xml $(BUILD)/fixtures/broker-host2.xml
+	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) RB_VALGRIND=1 \
+		sh $(TOP)/tests/broker/run.sh
+CHECKS += check-broker-valgrind
