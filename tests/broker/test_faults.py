@@ -249,13 +249,58 @@ def test_clock_jumps(tmp):
         b.stop()
 
 
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_out_of_fds(tmp):
+    """More clients than descriptors: the broker rests its listener instead of
+    spinning on accept(), keeps serving, and takes the waiting clients later."""
+    b = Broker(tmp, tb.DGX, wrap=("prlimit", "--nofile=32:32", "--"))
+    conns = []
+    try:
+        for _ in range(60):
+            conns.append(connect(b.sock))
+        time.sleep(0.3)
+        c0 = cpu_seconds(b.p.pid)
+        time.sleep(1.5)
+        used = cpu_seconds(b.p.pid) - c0
+        check(used < 0.5, "out of fds: broker used %.2f s CPU in 1.5 s (a spin uses ~1.5)" % used)
+        # A spinning loop logs each failed accept(): hundreds of thousands.
+        check(log_count(tmp, "accept:") <= 2,
+              "out of fds: accept() failures are not retried in a loop (%d logged)"
+              % log_count(tmp, "accept:"))
+        check(log_count(tmp, "not accepting") == 1,
+              "out of fds: one warning, not one per wake-up (%d)" % log_count(tmp, "not accepting"))
+        # A client accepted before the limit is still served.
+        s = conns[0]
+        s.sendall(b'{"v":1,"op":"status"}\n')
+        check(json.loads(read_line(s)).get("ok") is True, "out of fds: an accepted client is served")
+        for s in conns[:40]:
+            s.close()
+        # Queued clients are taken once descriptors are free again.
+        s = conns[-1]
+        s.settimeout(3.0)
+        s.sendall(b'{"v":1,"op":"status"}\n')
+        check(json.loads(read_line(s)).get("ok") is True,
+              "out of fds: a client that waited in the backlog is served later")
+        check(request(b.sock, {"v": 1, "op": "status"}).get("ok") is True,
+              "out of fds: a new client is served once descriptors are free")
+    finally:
+        for s in conns:
+            s.close()
+        check(b.stop() == 0, "out of fds: clean exit")
+
+
 def main():
     logs = os.path.join(tb.BUILD, "logs")
     os.makedirs(logs, exist_ok=True)
     base = tempfile.mkdtemp(prefix="faults.", dir=logs)
     os.chmod(base, 0o755)
     try:
-        for t in (test_state_full, test_clock_jumps):
+        for t in (test_state_full, test_clock_jumps, test_out_of_fds):
             tmp = os.path.join(base, t.__name__)
             os.mkdir(tmp, 0o755)
             try:
