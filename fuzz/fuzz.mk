@@ -11,7 +11,7 @@ FUZZ_CC ?= clang
 FUZZ_BUILD := $(TOP)/build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 10
-FUZZ_ALL := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec
+FUZZ_ALL := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_ALL))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -31,6 +31,15 @@ endif
 $(FUZZ_BUILD)/fuzz_%: $(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BUILD)/libaffinity.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
 		$(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
+
+# The broker's pure parts (request.c, claim.c), compiled into the target itself.
+FUZZ_BROKER_SRCS := $(TOP)/broker/railbindd/request.c $(TOP)/broker/railbindd/claim.c
+FUZZ_BROKER_DEPS := $(FUZZ_BROKER_SRCS) $(TOP)/broker/railbindd/request.h \
+	$(TOP)/broker/railbindd/railbindd.h $(TOP)/fuzz/fuzz_utf8.h
+$(FUZZ_BUILD)/fuzz_broker_request $(FUZZ_BUILD)/fuzz_rank_env: $(FUZZ_BUILD)/fuzz_%: \
+		$(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BROKER_DEPS) $(FUZZ_BUILD)/libaffinity.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(TOP)/broker/railbindd -fsanitize=fuzzer $(FUZZ_SAN) \
+		-o $@ $< $(FUZZ_BROKER_SRCS) $(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
 
 # fuzz_plan_spec plans every input on these (a no-NUMA, a four-NUMA AMD, a
 # Grace and an unknown-NUMA node besides the DGX).

@@ -61,6 +61,29 @@ plan_spec)
 	seed pci '0-223\n0000:1b:00.0,0000:29:00.0'
 	seed both '1,3,5-9\n2,1'
 	;;
+broker_request)
+	# The protocol's requests (docs/PROTOCOL.md), and its edges.
+	seed plan '{"v":1,"op":"plan","rank":1,"job":"j1","id":1}'
+	seed plan-all '{"v":1,"op":"plan","visible":"0,2","isolate_gpu":true,"lease":"conn"}'
+	seed plan-none '{"v":1,"op":"plan","rank":0,"lease":"none","job":"slurm.42"}'
+	seed status '{"v":1,"op":"status","id":"x"}'
+	seed watch '{"v":1,"op":"watch","id":[1,{"a":null}]}'
+	seed topo '{"v":1,"op":"topo"}\r'
+	seed audit ' {"op":"audit","v":1} '
+	seed reload '{"v":1,"op":"reload","id":1.5e3}'
+	seed old '{"v":2,"op":"status"}'
+	seed nul '{"v":1,"op":"plan","job":"a\\u0000b"}'
+	seed utf8 '{"v":1,"op":"plan","job":"\303\251t\303\251"}'
+	seed deep '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{}]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]'
+	seed trail '{"v":1,"op":"status"}{"v":1}'
+	;;
+rank_env)
+	# RANK\nCLAIM\nOWN\nJOB\nENVIRON (NUL-separated, as /proc/PID/environ).
+	seed zero '0\n0\n0,1\ndefault\nPATH=/bin\0CUDA_VISIBLE_DEVICES=0,1\0'
+	seed slurm '7\n0000:1b:00.0\n0000:1b:00.0,0000:43:00.0\n4711\nROCR_VISIBLE_DEVICES=2\0CUDA_VISIBLE_DEVICES=\0'
+	seed wide '12\n0,2\n0,1\nj\nCUDA_VISIBLE_DEVICES=0,1'
+	seed bad '+5\n,,\n\n\303\251\nCUDA_VISIBLE_DEVICES'
+	;;
 *)
 	echo "seed.sh: unknown target $target" >&2
 	exit 1

@@ -23,6 +23,11 @@ const char *aff_socket_path(const char *opt);
 /* The job a lease belongs to: @opt, else the launcher's job id, else "default". */
 const char *aff_job_name(const char *opt);
 
+/* The largest local rank accepted from the environment (and by the broker). */
+#define AFF_MAX_LOCAL_RANK 65535
+/* A local rank variable's value: canonical decimal, 0..AFF_MAX_LOCAL_RANK. */
+int aff_parse_local_rank(const char *s, long *out);
+
 /* Rank @k of @plan as its railbind.plan/1 object (new reference). */
 struct json_object *aff_plan_rank_object(const struct aff_plan *plan, size_t k);
 

@@ -27,6 +27,30 @@ struct aff_binding {
 	char **env;
 };
 
+/*
+ * A launcher's local rank as it writes one: a decimal number, no sign, no
+ * space, no leading zero, at most AFF_MAX_LOCAL_RANK. strtol() would take
+ * " 5", "+5", "-0" and "5\n"; a rank that does not print back as it was
+ * read is a typo or another variable's value, better refused than guessed.
+ */
+int aff_parse_local_rank(const char *s, long *out)
+{
+	long r = 0;
+	const char *p;
+
+	if (!s || !*s || (s[0] == '0' && s[1]))
+		return -EINVAL;
+	for (p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		r = r * 10 + (*p - '0');
+		if (r > AFF_MAX_LOCAL_RANK)
+			return -ERANGE;
+	}
+	*out = r;
+	return 0;
+}
+
 AFF_EXPORT int aff_local_rank(long *out, const char **from)
 {
 	static const char *const vars[] = {
@@ -37,19 +61,12 @@ AFF_EXPORT int aff_local_rank(long *out, const char **from)
 
 	for (v = vars; *v; v++) {
 		const char *s = getenv(*v);
-		char *end;
-		long r;
 
 		if (!s || !*s)
 			continue;
 		if (from)
 			*from = *v;
-		errno = 0;
-		r = strtol(s, &end, 10);
-		if (errno || *end || r < 0)
-			return -EINVAL;
-		*out = r;
-		return 0;
+		return aff_parse_local_rank(s, out) < 0 ? -EINVAL : 0;
 	}
 	return -ENOENT;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -48,6 +49,11 @@ static bool activated;	/* the socket came from systemd: do not unlink */
 static struct client *clients;
 static size_t nclients;
 static unsigned int sweep_timer;
+/* Out of descriptors: the listener is off until this timer turns it on. */
+static unsigned int accept_timer;
+
+/* How long the listener rests after accept() ran out of descriptors. */
+#define ACCEPT_PAUSE_MS 100
 
 static void client_close(struct client *c)
 {
@@ -226,11 +232,12 @@ static void take_lines(struct client *c)
 
 	while (!c->closing &&
 	       (nl = memchr(c->in + start, '\n', c->inlen - start))) {
-		*nl = '\0';
-		if (nl > c->in + start && nl[-1] == '\r')
-			nl[-1] = '\0';
-		if (c->in[start])
-			ops_request(c, c->in + start);
+		size_t len = (size_t)(nl - (c->in + start));
+
+		if (len && nl[-1] == '\r')
+			len--;
+		if (len)
+			ops_request(c, c->in + start, len);
 		start = (size_t)(nl - c->in) + 1;
 	}
 	memmove(c->in, c->in + start, c->inlen - start);
@@ -270,6 +277,45 @@ static void client_event(int fd, uint32_t events, void *arg)
 	flush_out(c);
 }
 
+static void accept_resume(void *arg)
+{
+	int rc;
+
+	(void)arg;
+	accept_timer = 0;
+	rc = listen_fd < 0 ? 0 : sched_mod_fd(listen_fd, EPOLLIN);
+	if (rc < 0)
+		rbd_log(LOG_ERR, "listening again: %s", strerror(-rc));
+}
+
+/*
+ * The pending connection stays queued, so a level-triggered listener would
+ * wake the loop again at once: a busy spin that starves the clients already
+ * served. Rest the listener instead; the waiting clients are taken when
+ * descriptors are free again (the kernel's backlog holds them meanwhile).
+ */
+static void accept_pause(int err)
+{
+	static long long last_log;
+	long long now = sched_now_ms();
+	int rc;
+
+	if (accept_timer)
+		return;
+	/* Once a minute at most: under a flood this would be every 100 ms. */
+	if (!last_log || now - last_log >= 60000) {
+		rbd_log(LOG_WARNING, "accept: %s with %zu clients; not accepting for %d ms",
+			strerror(err), nclients, ACCEPT_PAUSE_MS);
+		last_log = now;
+	}
+	rc = sched_mod_fd(listen_fd, 0);
+	if (rc < 0) {
+		rbd_log(LOG_ERR, "pausing the listener: %s", strerror(-rc));
+		return;
+	}
+	accept_timer = sched_add_timer(ACCEPT_PAUSE_MS, accept_resume, NULL);
+}
+
 static void accept_clients(int fd, uint32_t events, void *arg)
 {
 	(void)events;
@@ -279,6 +325,11 @@ static void accept_clients(int fd, uint32_t events, void *arg)
 		struct client *c;
 
 		if (cfd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				accept_pause(errno);
+				return;
+			}
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 				rbd_log(LOG_ERR, "accept: %s", strerror(errno));
 			return;
@@ -379,10 +430,32 @@ static int open_socket(void)
 	return fd;
 }
 
+/*
+ * Each client holds a descriptor; the usual soft limit (1024) would refuse
+ * clients long before --max-clients. Raise it as far as the hard limit
+ * allows, and say so when that is not enough.
+ */
+static void raise_nofile(void)
+{
+	rlim_t want = (rlim_t)conf.max_clients + 64;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ?
+		      want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		rbd_log(LOG_WARNING, "raising the open files limit: %s", strerror(errno));
+	if (rl.rlim_cur < want)
+		rbd_log(LOG_INFO, "open files limited to %llu: fewer clients than --max-clients %d",
+			(unsigned long long)rl.rlim_cur, conf.max_clients);
+}
+
 int ctl_init(void)
 {
 	int rc;
 
+	raise_nofile();
 	listen_fd = open_socket();
 	if (listen_fd < 0)
 		return listen_fd;
@@ -395,6 +468,9 @@ int ctl_init(void)
 
 void ctl_stop_listening(void)
 {
+	if (accept_timer)
+		sched_del_timer(accept_timer);
+	accept_timer = 0;
 	if (listen_fd < 0)
 		return;
 	sched_del_fd(listen_fd);

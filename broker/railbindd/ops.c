@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "railbindd.h"
+#include "request.h"
 
 #ifndef RAILBIND_VERSION
 #define RAILBIND_VERSION "0.1"
@@ -40,33 +41,16 @@ static void add_text(struct json_object *r, const char *key, const char *text)
 	json_object_object_add(r, key, o);
 }
 
-static const char *opt_str(struct json_object *req, const char *key, bool *bad)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(req, key, &v) || !v)
-		return NULL;
-	if (!json_object_is_type(v, json_type_string)) {
-		*bad = true;
-		return NULL;
-	}
-	return json_object_get_string(v);
-}
-
 /* The limits of this client: its CPUs and GPUs as /proc says, narrowed
  * (never widened) by what it claims. */
-static int limits(struct client *c, struct json_object *req, struct json_object *id,
-		  char **allowed, char **visible)
+static int limits(struct client *c, const struct request *rq, char **allowed,
+		  char **visible)
 {
-	bool bad = false;
-	const char *claim = opt_str(req, "visible", &bad), *own = NULL, *cpus = NULL;
+	const char *claim = rq->visible, *own = NULL, *cpus = NULL;
+	struct json_object *id = rq->id;
 	int rc;
 
 	*allowed = *visible = NULL;
-	if (bad) {
-		ctl_send_error(c, id, "invalid", "\"visible\" is a string like \"0,1\"");
-		return -EINVAL;
-	}
 	if (conf_apply_limits() && !(cpus = ctl_peer_cpus(c))) {
 		ctl_send_error(c, id, "permission", "cannot read the CPUs of pid %d",
 			       (int)ctl_pid(c));
@@ -89,32 +73,15 @@ static int limits(struct client *c, struct json_object *req, struct json_object 
 	return 0;
 }
 
-static void op_plan(struct client *c, struct json_object *req, struct json_object *id)
+static void op_plan(struct client *c, const struct request *rq)
 {
-	struct json_object *v, *r;
-	const char *text = NULL, *error = NULL, *job, *lease;
+	struct json_object *v, *r, *id = rq->id;
+	const char *text = NULL, *error = NULL, *job = rq->job ? rq->job : "default";
 	char *allowed, *visible, msg[1024];
-	bool isolate = false, bad = false;
-	long rank = -1;
+	bool isolate = rq->isolate, conn = rq->lease == RQ_LEASE_CONN;
+	long rank = rq->rank;
 
-	if (json_object_object_get_ex(req, "rank", &v)) {
-		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
-			ctl_send_error(c, id, "invalid", "\"rank\" is a local rank: 0, 1, ...");
-			return;
-		}
-		rank = (long)json_object_get_int64(v);
-	}
-	if (json_object_object_get_ex(req, "isolate_gpu", &v))
-		isolate = json_object_get_boolean(v);
-	job = opt_str(req, "job", &bad);
-	lease = opt_str(req, "lease", &bad);
-	if (bad || (job && (!*job || strlen(job) > 128)) ||
-	    (lease && strcmp(lease, "pid") && strcmp(lease, "conn") && strcmp(lease, "none"))) {
-		ctl_send_error(c, id, "invalid",
-			       "\"job\" is a string of 1 to 128 bytes, \"lease\" one of pid, conn, none");
-		return;
-	}
-	if (limits(c, req, id, &allowed, &visible) < 0)
+	if (limits(c, rq, &allowed, &visible) < 0)
 		return;
 	if (rank < 0) {	/* the whole plan: nothing to lease */
 		if (serve_plan(allowed, visible, isolate, &text, &error, msg, sizeof(msg)) < 0) {
@@ -131,7 +98,7 @@ static void op_plan(struct client *c, struct json_object *req, struct json_objec
 		goto out;
 	}
 	r = reply_new(id);
-	if (!lease || strcmp(lease, "none")) {
+	if (rq->lease != RQ_LEASE_NONE) {
 		struct json_object *rk = json_tokener_parse(text), *g = NULL, *cp = NULL;
 		pid_t holder = 0;
 		int rc;
@@ -140,11 +107,10 @@ static void op_plan(struct client *c, struct json_object *req, struct json_objec
 			json_object_object_get_ex(rk, "gpu", &g);
 			json_object_object_get_ex(rk, "cpus", &cp);
 		}
-		job = job ? job : "default";
 		rc = lease_take(ctl_uid(c), ctl_pid(c), peer_start_time(ctl_pid(c)), job, rank,
 				json_object_get_string(json_object_object_get(g, "pci")),
 				json_object_get_string(cp),
-				lease && !strcmp(lease, "conn") ? c : NULL, &holder);
+				conn ? c : NULL, &holder);
 		json_object_put(rk);
 		if (rc == -EBUSY) {
 			json_object_put(r);
@@ -161,8 +127,7 @@ static void op_plan(struct client *c, struct json_object *req, struct json_objec
 		json_object_object_add(v, "job", json_object_new_string(job));
 		json_object_object_add(v, "rank", json_object_new_int64(rank));
 		json_object_object_add(v, "pid", json_object_new_int(ctl_pid(c)));
-		json_object_object_add(v, "until", json_object_new_string(
-			lease && !strcmp(lease, "conn") ? "close" : "exit"));
+		json_object_object_add(v, "until", json_object_new_string(conn ? "close" : "exit"));
 		json_object_object_add(r, "lease", v);
 	}
 	add_text(r, "rank", text);
@@ -249,50 +214,45 @@ static bool privileged(struct client *c)
 	return ctl_uid(c) == 0 || ctl_uid(c) == geteuid();
 }
 
-void ops_request(struct client *c, const char *line)
+void ops_request(struct client *c, const char *line, size_t len)
 {
-	enum json_tokener_error jerr;
-	struct json_object *req = json_tokener_parse_verbose(line, &jerr), *id = NULL, *v;
-	const char *op;
+	const char *error = NULL;
+	struct request rq;
+	char msg[512];
 
-	if (!req || !json_object_is_type(req, json_type_object)) {
-		ctl_send_error(c, NULL, "malformed", "a request is one JSON object per line%s%s",
-			       req ? "" : ": ", req ? "" : json_tokener_error_desc(jerr));
-		json_object_put(req);
+	if (request_parse(line, len, &rq, &error, msg, sizeof(msg)) < 0) {
+		ctl_send_error(c, rq.id, error, "%s", msg);
+		request_fini(&rq);
 		return;
 	}
-	json_object_object_get_ex(req, "id", &id);
-	if (!json_object_object_get_ex(req, "v", &v) || !json_object_is_type(v, json_type_int) ||
-	    json_object_get_int(v) != AFF_PROTO_VERSION) {
-		ctl_send_error(c, id, "unsupported-version",
-			       "this broker speaks protocol version %d: send \"v\":%d",
-			       AFF_PROTO_VERSION, AFF_PROTO_VERSION);
-	} else if (!json_object_object_get_ex(req, "op", &v) ||
-		   !json_object_is_type(v, json_type_string)) {
-		ctl_send_error(c, id, "malformed", "a request names its \"op\"");
-	} else if (!strcmp(op = json_object_get_string(v), "plan")) {
-		op_plan(c, req, id);
-	} else if (!strcmp(op, "topo")) {
-		op_topo(c, id);
-	} else if (!strcmp(op, "status")) {
-		op_status(c, id);
-	} else if (!strcmp(op, "watch")) {
+	switch (rq.op) {
+	case RQ_PLAN:
+		op_plan(c, &rq);
+		break;
+	case RQ_TOPO:
+		op_topo(c, rq.id);
+		break;
+	case RQ_STATUS:
+		op_status(c, rq.id);
+		break;
+	case RQ_WATCH:
 		ctl_set_watching(c);
-		ctl_send(c, reply_new(id));
-	} else if (!strcmp(op, "audit")) {
-		op_audit(c, id);
-	} else if (!strcmp(op, "reload")) {
+		ctl_send(c, reply_new(rq.id));
+		break;
+	case RQ_AUDIT:
+		op_audit(c, rq.id);
+		break;
+	case RQ_RELOAD:
 		if (!privileged(c)) {
-			ctl_send_error(c, id, "permission", "reload is root's; uid %u may not",
+			ctl_send_error(c, rq.id, "permission", "reload is root's; uid %u may not",
 				       (unsigned)ctl_uid(c));
 		} else {
 			rbd_reload("reload request");
-			ctl_send(c, reply_new(id));
+			ctl_send(c, reply_new(rq.id));
 		}
-	} else {
-		ctl_send_error(c, id, "unknown-op",
-			       "unknown op \"%.64s\"; ops: plan, topo, audit, status, watch, reload",
-			       op);
+		break;
+	case RQ_NOPS:
+		break;
 	}
-	json_object_put(req);
+	request_fini(&rq);
 }

@@ -14,6 +14,9 @@
 
 #include "railbindd.h"
 
+/* A process environment is bounded by the kernel's ARG_MAX-like limits. */
+#define PEER_MAX_ENVIRON (64u << 20)
+
 int peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
 {
 	struct ucred cr;
@@ -119,50 +122,61 @@ char *peer_allowed_cpus(pid_t pid)
 	return out;
 }
 
+/*
+ * The whole of /proc/<pid>/environ: a variable past the first 64 KiB must
+ * count too, or a claim would be checked against none (and widen).
+ */
+static char *read_all(const char *path, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap), *p;
+	ssize_t r;
+	int fd;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
+		n += (size_t)r;
+		if (cap - n - 1 == 0) {
+			p = cap < PEER_MAX_ENVIRON ? realloc(buf, cap * 2) : NULL;
+			if (!p) {
+				r = -1;
+				errno = E2BIG;
+				break;
+			}
+			buf = p;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
 int peer_visible_gpus(pid_t pid, char **out)
 {
-	static const char *const names[] = {
-		"CUDA_VISIBLE_DEVICES=", "ROCR_VISIBLE_DEVICES=", NULL,
-	};
 	char path[64], *env;
-	size_t len, i, off;
+	size_t len;
+	int rc;
 
 	*out = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	env = read_small(path, &len);
+	env = read_all(path, &len);
 	if (!env)
 		return -errno;
-	for (i = 0; names[i] && !*out; i++)
-		for (off = 0; off < len; off += strlen(env + off) + 1)
-			if (!strncmp(env + off, names[i], strlen(names[i]))) {
-				*out = strdup(env + off + strlen(names[i]));
-				break;
-			}
+	rc = peer_environ_visible(env, len, out);
 	free(env);
-	return 0;
-}
-
-bool peer_claim_within(const char *claim, const char *own)
-{
-	char *c = strdup(claim), *save = NULL, *tok;
-	bool ok = c != NULL;
-
-	for (tok = c ? strtok_r(c, ",", &save) : NULL; tok && ok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		size_t n = strlen(tok);
-		const char *p = own;
-
-		ok = false;
-		while (p && *p) {
-			size_t m = strcspn(p, ",");
-
-			if (m == n && !strncmp(p, tok, n))
-				ok = true;
-			p += m + (p[m] == ',');
-		}
-	}
-	free(c);
-	return ok;
+	return rc;
 }
 
 unsigned long long peer_start_time(pid_t pid)

@@ -81,8 +81,8 @@ size_t ctl_count(void);
 const char *ctl_peer_cpus(struct client *c);
 int ctl_peer_visible(struct client *c, const char **out);
 
-/* ops.c: one request line of a client. */
-void ops_request(struct client *c, const char *line);
+/* ops.c: one request line of a client (@len bytes, without its newline). */
+void ops_request(struct client *c, const char *line, size_t len);
 
 /* serve.c: the node's topology and its plans, one per client limit. */
 int serve_init(void);
@@ -108,8 +108,11 @@ int peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
 char *peer_allowed_cpus(pid_t pid);
 /* The process's own CUDA_VISIBLE_DEVICES (else ROCR_...), malloc()ed or NULL. */
 int peer_visible_gpus(pid_t pid, char **out);
+/* claim.c: the pure parts, fuzzed (fuzz/fuzz_rank_env.c). */
 /* Whether every entry of @claim is one of @own's. */
 bool peer_claim_within(const char *claim, const char *own);
+/* The same from an environ block (NUL-separated, @len bytes): CUDA first. */
+int peer_environ_visible(const char *env, size_t len, char **out);
 /* Start time of @pid in clock ticks since boot (stat field 22), 0 if gone. */
 unsigned long long peer_start_time(pid_t pid);
 

@@ -2,7 +2,8 @@
 # railbindd, the broker, and its integration tests (tests/broker).
 # Needs TOP, BUILD, CC, CFLAGS, LDFLAGS, DEP_LIBS and the library's rules.
 RAILBINDD := $(BUILD)/railbindd
-RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c serve.c peer.c lease.c state.c udevmon.c
+RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
+	udevmon.c
 RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=.o))
 RAILBINDD_LIBS := $(shell $(PKG_CONFIG) --libs libudev libsystemd)
 CFLAGS += $(shell $(PKG_CONFIG) --cflags libudev libsystemd)
@@ -29,3 +30,47 @@ check-broker: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml \
 check-broker-asan:
 	$(MAKE) SANITIZE=1 check-broker
 CHECKS += check-broker check-broker-asan
+
+# The broker's pure parsers (request.c, claim.c) and the library's local
+# rank parser, with one test per fuzz finding.
+$(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c \
+		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
+		$(BUILD)/libaffinity.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/broker/railbindd -o $@ $< \
+		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
+		$(LDFLAGS) $(BUILD)/libaffinity.a $(DEP_LIBS) $(CMOCKA_LIBS)
+
+.PHONY: check-broker-unit
+check-broker-unit: $(BUILD)/tests/broker_request
+	$(BUILD)/tests/broker_request
+CHECKS += check-broker-unit
+
+# A full and a read-only state directory, wall-clock jumps (tests/broker/faults.sh).
+.PHONY: check-broker-faults
+check-broker-faults: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml
+	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
+		sh $(TOP)/tests/broker/faults.sh
+CHECKS += check-broker-faults
+
+# 1,000 clients with random hang-ups (tests/broker/load.sh): 10 s in make
+# check, make check-broker-load LOAD_SECONDS=60 for the long form.
+LOAD_SECONDS ?= 10
+$(BUILD)/tests/broker_load: $(TOP)/tests/broker/load.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(JSON_LIBS)
+
+.PHONY: check-broker-load
+check-broker-load: $(RAILBINDD) $(BUILD)/tests/broker_load $(BUILD)/fixtures/dgx-h100.xml
+	RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) LOAD=$(BUILD)/tests/broker_load \
+		sh $(TOP)/tests/broker/load.sh $(LOAD_SECONDS)
+CHECKS += check-broker-load
+
+# The main broker of tests/broker under valgrind memcheck, for the tests
+# without timing bounds (RB_VALGRIND in test_broker.py).
+.PHONY: check-broker-valgrind
+check-broker-valgrind: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml \
+		$(BUILD)/fixtures/small.xml $(BUILD)/fixtures/broker-host2.xml
+	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) RB_VALGRIND=1 \
+		sh $(TOP)/tests/broker/run.sh
+CHECKS += check-broker-valgrind

@@ -3,6 +3,10 @@
  * The leases in <state-dir>/leases.json, rewritten (write, fsync-free
  * rename: /run is tmpfs) on each change, so a restarted broker keeps the
  * leases of processes still alive. Checked against live pids on load.
+ * A full or read-only state directory does not stop the broker: leases are
+ * still served from memory, the previous file stays whole (the rename never
+ * happens), the error is logged once, not per lease, and a timer retries
+ * until the file is written again.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +15,18 @@
 #include <unistd.h>
 
 #include "railbindd.h"
+
+#define STATE_RETRY_MS 1000
+
+static int failing;		/* the errno of the last failed save, 0 if none */
+static unsigned int retry_timer;
+
+static void retry(void *arg)
+{
+	(void)arg;
+	retry_timer = 0;
+	state_save();
+}
 
 static int path_of(char *buf, size_t len, const char *name)
 {
@@ -42,10 +58,25 @@ int state_save(void)
 		rc = -errno;
 	if (!rc && rename(tmp, path) < 0)
 		rc = -errno;
-	if (rc < 0)
-		rbd_log(LOG_ERR, "cannot save the leases to %s: %s", path, strerror(-rc));
 	json_object_put(doc);
-	return rc;
+	if (rc < 0) {
+		unlink(tmp);	/* a cut copy must not fill what space is left */
+		if (failing != -rc)
+			rbd_log(LOG_ERR, "cannot save the leases to %s: %s; serving them from memory, retrying every %d ms",
+				path, strerror(-rc), STATE_RETRY_MS);
+		failing = -rc;
+		if (!retry_timer)
+			retry_timer = sched_add_timer(STATE_RETRY_MS, retry, NULL);
+		return rc;
+	}
+	if (failing)
+		rbd_log(LOG_WARNING, "saved the leases to %s again", path);
+	failing = 0;
+	if (retry_timer) {
+		sched_del_timer(retry_timer);
+		retry_timer = 0;
+	}
+	return 0;
 }
 
 int state_load(void)

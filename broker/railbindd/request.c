@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * One request line parsed into what the broker will do (docs/PROTOCOL.md),
+ * with no client, socket or state involved: a pure function, so the fuzz
+ * target (fuzz/fuzz_broker_request.c) and the unit test run exactly the
+ * code the broker runs. Everything a reply echoes or a lease keeps is
+ * checked here: one JSON object and nothing after it, valid UTF-8, no NUL
+ * inside a string, fields of the right type within their limits.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "request.h"
+
+static const char *const op_names[] = {
+	[RQ_PLAN] = "plan", [RQ_TOPO] = "topo", [RQ_STATUS] = "status",
+	[RQ_WATCH] = "watch", [RQ_AUDIT] = "audit", [RQ_RELOAD] = "reload",
+};
+
+const char *request_op_name(enum rq_op op)
+{
+	return op < RQ_NOPS ? op_names[op] : NULL;
+}
+
+/*
+ * Strict UTF-8 (RFC 3629): json-c's JSON_TOKENER_VALIDATE_UTF8 lets
+ * surrogates (ED A0 80) and lead bytes above F4 through, and a "\ud800"
+ * escape decodes to a lone surrogate. Such a job name, echoed in every
+ * status reply root asks for, would make strict readers (Python's json,
+ * jq) refuse the whole reply.
+ */
+static bool utf8_valid(const unsigned char *s, size_t n)
+{
+	size_t i = 0, k, len;
+	unsigned long cp;
+
+	while (i < n) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (s[i] >= 0xc2 && s[i] <= 0xdf)
+			len = 2;
+		else if (s[i] >= 0xe0 && s[i] <= 0xef)
+			len = 3;
+		else if (s[i] >= 0xf0 && s[i] <= 0xf4)
+			len = 4;
+		else
+			return false;
+		if (n - i < len)
+			return false;
+		cp = s[i] & (0x7f >> len);
+		for (k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+static int fail(const char **error, char *msg, size_t msglen, const char *name,
+		const char *text)
+{
+	*error = name;
+	snprintf(msg, msglen, "%s", text);
+	return -1;
+}
+
+/*
+ * A string field: absent (NULL, 0), or a string in strict UTF-8 without
+ * NUL inside (a C string would cut it short: "a\u0000b" must not pass
+ * for "a").
+ */
+static int str_field(struct json_object *req, const char *key, const char **out)
+{
+	struct json_object *v;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(req, key, &v) || !v)
+		return 0;
+	if (!json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v) ||
+	    !utf8_valid((const unsigned char *)json_object_get_string(v),
+			(size_t)json_object_get_string_len(v)))
+		return -1;
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+static int plan_fields(struct request *rq, const char **error, char *msg, size_t msglen)
+{
+	struct json_object *v;
+	const char *lease;
+
+	if (json_object_object_get_ex(rq->doc, "rank", &v)) {
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+		    json_object_get_int64(v) > RQ_MAX_RANK)
+			return fail(error, msg, msglen, "invalid",
+				    "\"rank\" is a local rank: 0, 1, ...");
+		rq->rank = (long)json_object_get_int64(v);
+	}
+	if (json_object_object_get_ex(rq->doc, "isolate_gpu", &v)) {
+		/* get_boolean would take any non-empty string for true. */
+		if (!json_object_is_type(v, json_type_boolean))
+			return fail(error, msg, msglen, "invalid",
+				    "\"isolate_gpu\" is true or false");
+		rq->isolate = json_object_get_boolean(v);
+	}
+	if (str_field(rq->doc, "visible", &rq->visible) < 0)
+		return fail(error, msg, msglen, "invalid", "\"visible\" is a string like \"0,1\"");
+	if (str_field(rq->doc, "job", &rq->job) < 0 ||
+	    (rq->job && (!*rq->job || strlen(rq->job) > RQ_MAX_JOB)) ||
+	    str_field(rq->doc, "lease", &lease) < 0)
+		goto bad_job;
+	if (!lease || !strcmp(lease, "pid"))
+		rq->lease = RQ_LEASE_PID;
+	else if (!strcmp(lease, "conn"))
+		rq->lease = RQ_LEASE_CONN;
+	else if (!strcmp(lease, "none"))
+		rq->lease = RQ_LEASE_NONE;
+	else
+		goto bad_job;
+	return 0;
+bad_job:
+	return fail(error, msg, msglen, "invalid",
+		    "\"job\" is a string of 1 to 128 bytes, \"lease\" one of pid, conn, none");
+}
+
+int request_parse(const char *line, size_t len, struct request *rq, const char **error,
+		  char *msg, size_t msglen)
+{
+	struct json_tokener *tok;
+	struct json_object *v;
+	enum json_tokener_error jerr;
+	const char *op;
+	size_t end;
+	int i;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->rank = -1;
+	rq->op = RQ_NOPS;
+	if (len > AFF_PROTO_MAX_REQUEST)
+		return fail(error, msg, msglen, "too-large", "a request is at most 4096 bytes, one line");
+	if (memchr(line, '\0', len))
+		return fail(error, msg, msglen, "malformed", "a request holds no NUL byte");
+	if (!utf8_valid((const unsigned char *)line, len))
+		return fail(error, msg, msglen, "malformed", "a request is UTF-8 text");
+	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+	if (!tok)
+		return fail(error, msg, msglen, "internal", "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+	rq->doc = json_tokener_parse_ex(tok, line, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (jerr == json_tokener_continue)
+		jerr = json_tokener_error_parse_eof;
+	if (!rq->doc || jerr != json_tokener_success) {
+		snprintf(msg, msglen, "a request is one JSON object per line: %s",
+			 json_tokener_error_desc(jerr));
+		*error = "malformed";
+		request_fini(rq);
+		return -1;
+	}
+	/* One object per line: what follows it may only be blank. */
+	for (; end < len; end++)
+		if (!strchr(" \t\r", line[end])) {
+			request_fini(rq);
+			return fail(error, msg, msglen, "malformed",
+				    "a request is one JSON object per line: text after it");
+		}
+	if (!json_object_is_type(rq->doc, json_type_object)) {
+		request_fini(rq);
+		return fail(error, msg, msglen, "malformed", "a request is one JSON object per line");
+	}
+	json_object_object_get_ex(rq->doc, "id", &rq->id);
+	if (!json_object_object_get_ex(rq->doc, "v", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) != AFF_PROTO_VERSION) {
+		snprintf(msg, msglen, "this broker speaks protocol version %d: send \"v\":%d",
+			 AFF_PROTO_VERSION, AFF_PROTO_VERSION);
+		*error = "unsupported-version";
+		return -1;
+	}
+	if (!json_object_object_get_ex(rq->doc, "op", &v) || str_field(rq->doc, "op", &op) < 0 ||
+	    !op)
+		return fail(error, msg, msglen, "malformed", "a request names its \"op\"");
+	for (i = 0; i < RQ_NOPS; i++)
+		if (!strcmp(op, op_names[i]))
+			rq->op = (enum rq_op)i;
+	if (rq->op == RQ_NOPS) {
+		snprintf(msg, msglen,
+			 "unknown op \"%.64s\"; ops: plan, topo, audit, status, watch, reload", op);
+		*error = "unknown-op";
+		return -1;
+	}
+	if (rq->op == RQ_PLAN)
+		return plan_fields(rq, error, msg, msglen);
+	return 0;
+}
+
+void request_fini(struct request *rq)
+{
+	json_object_put(rq->doc);
+	rq->doc = NULL;
+	rq->id = NULL;
+}

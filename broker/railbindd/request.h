@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A request line as the broker acts on it (request.c): pure, so that the
+ * fuzz target and the unit test run the broker's own parser.
+ */
+#ifndef RAILBINDD_REQUEST_H
+#define RAILBINDD_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "client.h"
+
+#define RQ_MAX_JOB 128
+/* Far beyond any node's GPU count; keeps a rank within an int everywhere. */
+#define RQ_MAX_RANK AFF_MAX_LOCAL_RANK
+
+enum rq_op { RQ_PLAN, RQ_TOPO, RQ_STATUS, RQ_WATCH, RQ_AUDIT, RQ_RELOAD, RQ_NOPS };
+enum rq_lease { RQ_LEASE_PID, RQ_LEASE_CONN, RQ_LEASE_NONE };
+
+struct request {
+	struct json_object *doc;	/* owned; NULL when the line was not JSON */
+	struct json_object *id;		/* the request's "id" (in doc), or NULL */
+	enum rq_op op;
+	/* plan only: */
+	long rank;			/* -1: the whole plan */
+	const char *job;		/* NULL: the default job */
+	enum rq_lease lease;
+	const char *visible;		/* NULL: the process's own */
+	bool isolate;
+};
+
+/*
+ * Parse @len bytes of @line (no newline, no NUL needed after it). 0: @rq
+ * is a valid request. -1: @error is the reply's error name, @msg its
+ * message; @rq->id is set when the line was an object that had one.
+ * Either way request_fini() releases @rq.
+ */
+int request_parse(const char *line, size_t len, struct request *rq, const char **error,
+		  char *msg, size_t msglen);
+void request_fini(struct request *rq);
+const char *request_op_name(enum rq_op op);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A strict UTF-8 check written apart from json-c's, for the broker targets:
+ * what the broker echoes in replies and keeps in its lease file must decode
+ * in any strict reader (Python's json, jq): no overlong forms, no
+ * surrogates, nothing above U+10FFFF.
+ */
+#ifndef RAILBIND_FUZZ_UTF8_H
+#define RAILBIND_FUZZ_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+static inline bool fuzz_utf8_valid(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		unsigned long cp;
+		size_t k, len;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (n - i < len)
+			return false;
+		for (k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+#endif
