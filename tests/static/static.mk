@@ -6,7 +6,7 @@
 STATIC_FILES = $(wildcard $(TOP)/libaffinity/*.c $(TOP)/broker/*.c $(TOP)/broker/railbindd/*.c $(TOP)/fuzz/*.c \
 	$(TOP)/tests/gen/*.c)
 STATIC_CFLAGS = -std=c11 -D_GNU_SOURCE -DRAILBIND_VERSION="$(VERSION)" \
-	-I$(TOP)/libaffinity -I$(TOP)/broker -I$(TOP)/tests/gen \
+	-I$(TOP)/libaffinity -I$(TOP)/broker -I$(TOP)/broker/railbindd -I$(TOP)/tests/gen \
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
 
 CHECKS += check-static
