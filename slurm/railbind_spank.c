@@ -83,7 +83,12 @@ RB_SPANK_EXPORT int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	memset(&conf, 0, sizeof(conf));
 	if (rb_spank_parse_args(&conf, ac, av, err, sizeof(err)) < 0) {
-		slurm_error("railbind: %s", err);
+		/* Slurm goes on without an "optional" plugin whose init
+		 * failed, calling its task_init all the same: half a
+		 * configuration must not bind, so the plugin turns off. */
+		memset(&conf, 0, sizeof(conf));
+		conf.mode.off = true;
+		slurm_error("railbind: %s; railbind binds no task", err);
 		return -1;
 	}
 	if (spank_option_register(sp, options) != ESPANK_SUCCESS) {

@@ -139,15 +139,19 @@ fi
 ok "slurmctld and slurmd up, node $host idle"
 
 # The task: its affinity and environment, one file per local task id.
-task='id=$SLURM_LOCALID; grep "^Cpus_allowed_list:" /proc/self/status | cut -f2 >"$OUT/cpus.$id"; env >"$OUT/env.$id"'
-# step NAME SRUN-ARGS...: run `srun ARGS sh -c TASK` (bounded), results in
+cat >"$tmp/task.sh" <<'EOF'
+id=$SLURM_LOCALID
+grep "^Cpus_allowed_list:" /proc/self/status | cut -f2 >"$OUT/cpus.$id"
+env >"$OUT/env.$id"
+EOF
+# step NAME SRUN-ARGS...: run `srun ARGS sh task.sh` (bounded), results in
 # $tmp/out/NAME/, rc in $rc, stderr in $err, seconds in $secs.
 step() {
 	local name=$1 start
 	shift
 	mkdir -p "$tmp/out/$name"
 	start=$(date +%s%N)
-	OUT=$tmp/out/$name timeout 60 srun -t 1 "$@" sh -c "$task" \
+	OUT=$tmp/out/$name timeout 60 srun -t 1 "$@" sh "$tmp/task.sh" \
 		>"$tmp/out/$name/stdout" 2>"$tmp/out/$name/stderr"
 	rc=$?
 	secs=$((($(date +%s%N) - start) / 1000000000))
@@ -309,10 +313,25 @@ step dead-fallback -n 2
 bound dead-fallback 0 "$tmp/plan.json"
 bound dead-fallback 1 "$tmp/plan.json"
 
-# 11. A bad plugstack.conf argument: the plugin refuses to load, saying why.
+# 11. sbatch --railbind=verbose: the option reaches the job's steps.
+plugstack "input=$FIXTURE broker=off"
+mkdir -p "$tmp/out/sbatch"
+OUT=$tmp/out/sbatch timeout 60 sbatch -Q --wait -t 1 -n 2 --railbind=verbose \
+	-o "$tmp/out/sbatch/stdout" -e "$tmp/out/sbatch/stderr" \
+	--wrap "srun sh $tmp/task.sh" >/dev/null 2>"$logs/sbatch.err"
+rc=$?
+err=$(cat "$tmp/out/sbatch/stderr" "$logs/sbatch.err" 2>/dev/null)
+expect "sbatch --wait --railbind=verbose -n 2 --wrap \"srun ...\" succeeds" $rc
+bound sbatch 0 "$tmp/plan.json"
+bound sbatch 1 "$tmp/plan.json"
+n=$(printf '%s\n' "$err" | grep -c '^railbind: task [01] of 2: ')
+expect "sbatch --railbind=verbose: one line per task in the job's stderr" $(($n != 2))
+
+# 12. A bad plugstack.conf argument: the plugin refuses to load, saying why.
 plugstack "input=$FIXTURE frobnicate"
 step badarg -n 1
 expect "plugstack.conf argument frobnicate: named in the message" \
-	$(grep -q 'plugstack.conf argument "frobnicate"' "$logs/slurmd.log" "$tmp/out/badarg/stderr"; echo $?)
+	$(grep -q 'plugstack.conf argument "frobnicate"' "$tmp/out/badarg/stderr"; echo $?)
+unbound badarg 0
 
 finish
