@@ -50,6 +50,7 @@ CHECKS :=
 -include $(TOP)/bench/bench.mk
 -include $(TOP)/broker/railbindd/railbindd.mk
 -include $(TOP)/udev/install.mk
+-include $(TOP)/slurm/slurm.mk
 -include $(TOP)/tests/audit/audit.mk
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk
