@@ -39,6 +39,9 @@ CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
 CLI_SRCS += audit.c
+# railbind fleet (broker/fleet*.c) and its tests (tests/fleet).
+CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
+-include $(TOP)/tests/fleet/fleet.mk
 
 .DEFAULT_GOAL := all
 
