@@ -41,7 +41,6 @@ LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
 CLI_SRCS += audit.c
 # railbind fleet (broker/fleet*.c) and its tests (tests/fleet).
 CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
--include $(TOP)/tests/fleet/fleet.mk
 
 .DEFAULT_GOAL := all
 
@@ -62,6 +61,8 @@ CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
 LIBAFF_A := $(BUILD)/libaffinity.a
 LIBAFF_SO := $(BUILD)/libaffinity.so.1
 RAILBIND := $(BUILD)/railbind
+# Needs RAILBIND and RBGEN in its prerequisites.
+-include $(TOP)/tests/fleet/fleet.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

@@ -33,6 +33,7 @@ static struct json_object *jget(struct json_object *o, const char *key)
 	return v;
 }
 
+/* qsort() has no argument for the aspect to compare by. */
 static int by_canon_aspect;
 
 static int cmp_canon(const void *a, const void *b)
@@ -42,21 +43,32 @@ static int cmp_canon(const void *a, const void *b)
 	return strcmp(x->canon[by_canon_aspect], y->canon[by_canon_aspect]);
 }
 
-/* The reference facts of aspect a, and how many nodes hold them. */
+/*
+ * The reference facts of aspect a, and how many nodes hold them. A tie goes
+ * to the value of the earliest file, in every aspect alike, so that with no
+ * majority one node is the reference rather than a mix of several.
+ */
 static struct json_object *majority(struct node **v, size_t n, int a, size_t *count)
 {
 	struct json_object *best = NULL;
-	size_t i, run;
+	const struct node *best_first = NULL;
+	size_t i, k, run;
 
 	*count = 0;
 	by_canon_aspect = a;
 	qsort(v, n, sizeof(*v), cmp_canon);
 	for (i = 0; i < n; i += run) {
+		const struct node *first = v[i];
+
 		for (run = 1; i + run < n && !strcmp(v[i]->canon[a], v[i + run]->canon[a]); run++)
 			;
-		if (run > *count) {
+		for (k = i; k < i + run; k++)
+			if (v[k] < first)
+				first = v[k];
+		if (run > *count || (run == *count && first < best_first)) {
 			*count = run;
 			best = v[i]->facts[a];
+			best_first = first;
 		}
 	}
 	return best;

@@ -94,6 +94,16 @@ static int audit_facts(struct json_object *doc, struct json_object *aspects)
 	json_object_object_add(aspects, "checks", checks);
 	snprintf(num, sizeof(num), "%zu", ng);
 	fact(dev, num, "GPUs");
+	/* The plan's rails first: what the ranks use matters most. */
+	for (n = 0; is_array(pairs) && n < json_object_array_length(pairs); n++) {
+		struct json_object *p = json_object_array_get_idx(pairs, n);
+
+		if (!json_object_get_boolean(jget(p, "planned")))
+			continue;
+		snprintf(val, sizeof(val), "%s %s", rb_jstr(p, "nic") ? rb_jstr(p, "nic") : "?",
+			 rb_jstr(p, "path") ? rb_jstr(p, "path") : "?");
+		fact(path, val, "rail of GPU %s", rb_jstr(p, "gpu") ? rb_jstr(p, "gpu") : "?");
+	}
 	snprintf(num, sizeof(num), "%zu", nn);
 	fact(dev, num, "NICs");
 	for (g = 0; g < ng; g++) {
@@ -119,15 +129,6 @@ static int audit_facts(struct json_object *doc, struct json_object *aspects)
 		fact(dev, rb_jstr(nic, "pci"), "NIC %s", nic_label(nic));
 		snprintf(val, sizeof(val), "node %s", node ? node : "unknown");
 		fact(numa, node ? val : NULL, "NIC %s", nic_label(nic));
-	}
-	for (n = 0; is_array(pairs) && n < json_object_array_length(pairs); n++) {
-		struct json_object *p = json_object_array_get_idx(pairs, n);
-
-		if (!json_object_get_boolean(jget(p, "planned")))
-			continue;
-		snprintf(val, sizeof(val), "%s %s", rb_jstr(p, "nic") ? rb_jstr(p, "nic") : "?",
-			 rb_jstr(p, "path") ? rb_jstr(p, "path") : "?");
-		fact(path, val, "rail of GPU %s", rb_jstr(p, "gpu") ? rb_jstr(p, "gpu") : "?");
 	}
 	json_object_object_foreach(sum, id, v)
 		fact(checks, json_object_get_string(v), "%s", id);

@@ -7,8 +7,9 @@
 #include "fleet.h"
 #include "railbind.h"
 
-/* Node names listed per group without --details. */
+/* Node names and differences listed per group without --details. */
 #define NAMES_SHOWN 20
+#define DIFFS_SHOWN 12
 
 static struct json_object *jget(struct json_object *o, const char *key)
 {
@@ -45,7 +46,7 @@ static void print_group(FILE *f, struct json_object *g, size_t num, int details)
 {
 	struct json_object *names = jget(g, "nodes"), *diffs = jget(g, "differences");
 	struct json_object *aspects = jget(g, "aspects");
-	size_t i, n = json_object_array_length(names);
+	size_t i, n = json_object_array_length(names), nd = json_object_array_length(diffs);
 
 	fprintf(f, "\nGroup %zu: %zu node%s differ%s in", num, n, n == 1 ? "" : "s",
 		n == 1 ? "s" : "");
@@ -59,13 +60,15 @@ static void print_group(FILE *f, struct json_object *g, size_t num, int details)
 	if (i < n)
 		fprintf(f, " and %zu more (--details lists them)", n - i);
 	fputc('\n', f);
-	for (i = 0; i < json_object_array_length(diffs); i++) {
+	for (i = 0; i < nd && (details || i < DIFFS_SHOWN); i++) {
 		struct json_object *d = json_object_array_get_idx(diffs, i);
 
 		fprintf(f, "  %-8s %s: %s; majority: %s\n", or(rb_jstr(d, "aspect"), "?"),
 			or(rb_jstr(d, "subject"), "?"), or(rb_jstr(d, "value"), "absent"),
 			or(rb_jstr(d, "majority"), "absent"));
 	}
+	if (i < nd)
+		fprintf(f, "  and %zu more differences (--details lists them)\n", nd - i);
 }
 
 void fleet_print_text(struct json_object *doc, int details)
