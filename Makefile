@@ -63,6 +63,7 @@ LIBAFF_SO := $(BUILD)/libaffinity.so.1
 RAILBIND := $(BUILD)/railbind
 # Needs RAILBIND and RBGEN in its prerequisites.
 -include $(TOP)/tests/fleet/fleet.mk
+-include $(TOP)/bench/fleet.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

@@ -159,7 +159,7 @@ int cmd_fleet(int argc, char **argv)
 	struct json_object **rec = NULL, *doc;
 	struct list files = { 0 };
 	struct aff_ctx *ctx = NULL;
-	hwloc_topology_t anchor;
+	hwloc_topology_t anchor = NULL;
 	char err[1024] = "";
 	int c, rc, jobs = 0;
 	size_t i;

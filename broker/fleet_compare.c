@@ -24,15 +24,6 @@ struct node {
 	const char *key;		/* diffs as text, for grouping */
 };
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (o)
-		json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
 /* qsort() has no argument for the aspect to compare by. */
 static int by_canon_aspect;
 
@@ -169,13 +160,13 @@ static int cmp_group(const void *a, const void *b)
 {
 	struct json_object *x = *(struct json_object *const *)a;
 	struct json_object *y = *(struct json_object *const *)b;
-	size_t cx = json_object_array_length(jget(x, "nodes"));
-	size_t cy = json_object_array_length(jget(y, "nodes"));
+	size_t cx = json_object_array_length(rb_jget(x, "nodes"));
+	size_t cy = json_object_array_length(rb_jget(y, "nodes"));
 
 	if (cx != cy)
 		return cx > cy ? -1 : 1;
-	return strcmp(json_object_get_string(json_object_array_get_idx(jget(x, "nodes"), 0)),
-		      json_object_get_string(json_object_array_get_idx(jget(y, "nodes"), 0)));
+	return strcmp(json_object_get_string(json_object_array_get_idx(rb_jget(x, "nodes"), 0)),
+		      json_object_get_string(json_object_array_get_idx(rb_jget(y, "nodes"), 0)));
 }
 
 static struct json_object *new_group(struct node *first)
@@ -210,14 +201,14 @@ static struct json_object *group(struct node **v, size_t n)
 			g = new_group(v[i]);
 			json_object_array_add(groups, g);
 		}
-		json_object_array_add(jget(g, "nodes"), json_object_get(jget(v[i]->rec, "name")));
+		json_object_array_add(rb_jget(g, "nodes"), json_object_get(rb_jget(v[i]->rec, "name")));
 	}
 	json_object_array_sort(groups, cmp_group);
 	for (i = 0; i < json_object_array_length(groups); i++) {
 		struct json_object *gi = json_object_array_get_idx(groups, i);
 
 		json_object_object_add(gi, "count", json_object_new_int(
-			(int)json_object_array_length(jget(gi, "nodes"))));
+			(int)json_object_array_length(rb_jget(gi, "nodes"))));
 	}
 	return groups;
 }
@@ -250,13 +241,13 @@ static struct json_object *hosts(struct node *nd, size_t n, struct json_object *
 	for (i = 0; i < n; i++) {
 		struct json_object *h = json_object_new_object(), *gv = NULL;
 
-		json_object_object_add(h, "name", json_object_get(jget(nd[i].rec, "name")));
-		json_object_object_add(h, "file", json_object_get(jget(nd[i].rec, "file")));
-		json_object_object_add(h, "input", json_object_get(jget(nd[i].rec, "input")));
-		json_object_object_add(h, "status", json_object_get(jget(nd[i].rec, "status")));
+		json_object_object_add(h, "name", json_object_get(rb_jget(nd[i].rec, "name")));
+		json_object_object_add(h, "file", json_object_get(rb_jget(nd[i].rec, "file")));
+		json_object_object_add(h, "input", json_object_get(rb_jget(nd[i].rec, "input")));
+		json_object_object_add(h, "status", json_object_get(rb_jget(nd[i].rec, "status")));
 		for (k = 0; nd[i].diffs && !gv && k < ng; k++)
 			if (!strcmp(nd[i].key, json_object_to_json_string_ext(
-				jget(json_object_array_get_idx(groups, k), "differences"),
+				rb_jget(json_object_array_get_idx(groups, k), "differences"),
 				JSON_C_TO_STRING_PLAIN)))
 				gv = json_object_new_int((int)k + 1);
 		json_object_object_add(h, "group", gv);
@@ -284,19 +275,19 @@ struct json_object *fleet_compare(struct json_object *const *rec, size_t n)
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		struct json_object *facts = jget(rec[i], "facts");
+		struct json_object *facts = rb_jget(rec[i], "facts");
 
 		if (!facts) {
 			struct json_object *b = json_object_new_object();
 
-			json_object_object_add(b, "file", json_object_get(jget(rec[i], "file")));
-			json_object_object_add(b, "error", json_object_get(jget(rec[i], "error")));
+			json_object_object_add(b, "file", json_object_get(rb_jget(rec[i], "file")));
+			json_object_object_add(b, "error", json_object_get(rb_jget(rec[i], "error")));
 			json_object_array_add(bad, b);
 			continue;
 		}
 		nd[m].rec = rec[i];
 		for (a = 0; a < FLEET_NASPECTS; a++) {
-			nd[m].facts[a] = jget(facts, fleet_aspects[a]);
+			nd[m].facts[a] = rb_jget(facts, fleet_aspects[a]);
 			if (nd[m].facts[a])
 				nd[m].canon[a] = json_object_to_json_string_ext(nd[m].facts[a],
 									JSON_C_TO_STRING_PLAIN);

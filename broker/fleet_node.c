@@ -28,15 +28,6 @@ const char *const fleet_aspects[FLEET_NASPECTS] = {
 /* An audit document larger than this is not one (8 GPUs x 8 NICs: ~40 kB). */
 #define MAX_AUDIT_SIZE (64 << 20)
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (o)
-		json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
 static void fact(struct json_object *facts, const char *value, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void fact(struct json_object *facts, const char *value, const char *fmt, ...)
@@ -48,6 +39,15 @@ static void fact(struct json_object *facts, const char *value, const char *fmt, 
 	vsnprintf(key, sizeof(key), fmt, ap);
 	va_end(ap);
 	json_object_object_add(facts, key, json_object_new_string(value ? value : "unknown"));
+}
+
+/* An empty aspect of the node, owned by aspects. */
+static struct json_object *new_aspect(struct json_object *aspects, const char *name)
+{
+	struct json_object *facts = json_object_new_object();
+
+	json_object_object_add(aspects, name, facts);
+	return facts;
 }
 
 /* How the audit names a NIC: RDMA device, else interface, else PCI address. */
@@ -70,9 +70,9 @@ static bool is_array(struct json_object *o)
 /* devices, paths, numa and checks from a railbind.audit/1 document. */
 static int audit_facts(struct json_object *doc, struct json_object *aspects)
 {
-	struct json_object *topo = jget(doc, "topo"), *gpus = jget(topo, "gpus");
-	struct json_object *nics = jget(topo, "nics"), *paths = jget(topo, "paths");
-	struct json_object *pairs = jget(doc, "pairs"), *sum = jget(doc, "summary");
+	struct json_object *topo = rb_jget(doc, "topo"), *gpus = rb_jget(topo, "gpus");
+	struct json_object *nics = rb_jget(topo, "nics"), *paths = rb_jget(topo, "paths");
+	struct json_object *pairs = rb_jget(doc, "pairs"), *sum = rb_jget(doc, "summary");
 	struct json_object *dev, *path, *numa, *checks;
 	size_t g, n, ng, nn;
 	char num[32], val[256];
@@ -84,21 +84,17 @@ static int audit_facts(struct json_object *doc, struct json_object *aspects)
 	nn = json_object_array_length(nics);
 	if (json_object_array_length(paths) != ng)
 		return -EINVAL;
-	dev = json_object_new_object();
-	path = json_object_new_object();
-	numa = json_object_new_object();
-	checks = json_object_new_object();
-	json_object_object_add(aspects, "devices", dev);
-	json_object_object_add(aspects, "paths", path);
-	json_object_object_add(aspects, "numa", numa);
-	json_object_object_add(aspects, "checks", checks);
+	dev = new_aspect(aspects, "devices");
+	path = new_aspect(aspects, "paths");
+	numa = new_aspect(aspects, "numa");
+	checks = new_aspect(aspects, "checks");
 	snprintf(num, sizeof(num), "%zu", ng);
 	fact(dev, num, "GPUs");
 	/* The plan's rails first: what the ranks use matters most. */
 	for (n = 0; is_array(pairs) && n < json_object_array_length(pairs); n++) {
 		struct json_object *p = json_object_array_get_idx(pairs, n);
 
-		if (!json_object_get_boolean(jget(p, "planned")))
+		if (!json_object_get_boolean(rb_jget(p, "planned")))
 			continue;
 		snprintf(val, sizeof(val), "%s %s", rb_jstr(p, "nic") ? rb_jstr(p, "nic") : "?",
 			 rb_jstr(p, "path") ? rb_jstr(p, "path") : "?");
@@ -175,12 +171,9 @@ static int model_facts(const struct aff_topo *t, struct json_object *aspects)
 
 	if (!mark)
 		return -ENOMEM;
-	links = json_object_new_object();
-	acs = json_object_new_object();
-	machine = json_object_new_object();
-	json_object_object_add(aspects, "links", links);
-	json_object_object_add(aspects, "acs", acs);
-	json_object_object_add(aspects, "machine", machine);
+	links = new_aspect(aspects, "links");
+	acs = new_aspect(aspects, "acs");
+	machine = new_aspect(aspects, "machine");
 	for (i = 0; i < t->ndev; i++) {
 		const struct aff_dev *d = &t->dev[i];
 		const char *role = d->gpu >= 0 ? "GPU" : d->type == AFF_DEV_BRIDGE ? "port" : "NIC";
@@ -263,7 +256,7 @@ static int read_snapshot(struct aff_ctx *ctx, const char *file, struct json_obje
 	json_object_object_add(rec, "facts", aspects);
 	set_name(rec, t->host, file);
 	json_object_object_add(rec, "input", json_object_new_string("snapshot"));
-	json_object_object_add(rec, "status", json_object_get(jget(doc, "status")));
+	json_object_object_add(rec, "status", json_object_get(rb_jget(doc, "status")));
 	rc = audit_facts(doc, aspects);
 	if (!rc)
 		rc = model_facts(t, aspects);
@@ -310,7 +303,7 @@ static int read_audit(const char *file, const char *buf, size_t len, struct json
 	json_object_object_add(rec, "facts", aspects);
 	set_name(rec, rb_jstr(doc, "host"), file);
 	json_object_object_add(rec, "input", json_object_new_string("audit"));
-	json_object_object_add(rec, "status", json_object_get(jget(doc, "status")));
+	json_object_object_add(rec, "status", json_object_get(rb_jget(doc, "status")));
 	rc = audit_facts(doc, aspects);
 	if (rc < 0)
 		snprintf(err, errlen, "%s: railbind.audit/1 document without its topo, pairs or summary",

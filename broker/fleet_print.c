@@ -11,18 +11,9 @@
 #define NAMES_SHOWN 20
 #define DIFFS_SHOWN 12
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (o)
-		json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
 static long jint(struct json_object *o, const char *key)
 {
-	return (long)json_object_get_int64(jget(o, key));
+	return (long)json_object_get_int64(rb_jget(o, key));
 }
 
 static const char *or(const char *s, const char *dflt)
@@ -44,8 +35,8 @@ static void print_aspects(FILE *f, struct json_object *aspects)
 
 static void print_group(FILE *f, struct json_object *g, size_t num, int details)
 {
-	struct json_object *names = jget(g, "nodes"), *diffs = jget(g, "differences");
-	struct json_object *aspects = jget(g, "aspects");
+	struct json_object *names = rb_jget(g, "nodes"), *diffs = rb_jget(g, "differences");
+	struct json_object *aspects = rb_jget(g, "aspects");
 	size_t i, n = json_object_array_length(names), nd = json_object_array_length(diffs);
 
 	fprintf(f, "\nGroup %zu: %zu node%s differ%s in", num, n, n == 1 ? "" : "s",
@@ -73,7 +64,7 @@ static void print_group(FILE *f, struct json_object *g, size_t num, int details)
 
 void fleet_print_text(struct json_object *doc, int details)
 {
-	struct json_object *groups = jget(doc, "groups"), *bad = jget(doc, "unreadable");
+	struct json_object *groups = rb_jget(doc, "groups"), *bad = rb_jget(doc, "unreadable");
 	size_t i, ng = json_object_array_length(groups), nb = json_object_array_length(bad);
 	FILE *f = stdout;
 
@@ -81,7 +72,7 @@ void fleet_print_text(struct json_object *doc, int details)
 		jint(doc, "files"), jint(doc, "nodes"), jint(doc, "agree"), jint(doc, "outliers"),
 		jint(doc, "outliers") == 1 ? "" : "s", ng, ng == 1 ? "" : "s", nb);
 	if (jint(doc, "nodes"))
-		print_aspects(f, jget(doc, "aspects"));
+		print_aspects(f, rb_jget(doc, "aspects"));
 	for (i = 0; i < ng; i++)
 		print_group(f, json_object_array_get_idx(groups, i), i + 1, details);
 	if (nb)
