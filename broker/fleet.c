@@ -207,12 +207,9 @@ int cmd_fleet(int argc, char **argv)
 	rc = collect(&files, argv + optind, argc - optind);
 	if (!rc && files.n && !(rec = calloc(files.n, sizeof(*rec))))
 		rc = -ENOMEM;
-	if (!rc && files.n) {
+	if (!rc && files.n)
 		rc = fleet_read_all(ctx, files.v, files.n, jobs ? jobs : default_jobs(files.n),
 				    rec);
-		if (rc < 0 && rc != -ENOMEM)
-			rb_error("fleet: reading the files: %s", strerror(-rc));
-	}
 	if (rc < 0)
 		goto out;
 	doc = fleet_compare(rec, files.n);

@@ -23,7 +23,10 @@ extern const char *const fleet_aspects[FLEET_NASPECTS];
 /* fleet_node.c: the record of file number i (never NULL unless out of memory). */
 struct json_object *fleet_node_read(struct aff_ctx *ctx, const char *file, size_t i);
 
-/* fleet_jobs.c: the records of files[0..n) in order, read by jobs processes. */
+/*
+ * fleet_jobs.c: the records of files[0..n) in order, read by jobs processes
+ * (this one alone when jobs is 1 or workers cannot be started). -ENOMEM.
+ */
 int fleet_read_all(struct aff_ctx *ctx, char *const *files, size_t n, int jobs,
 		   struct json_object **out);
 

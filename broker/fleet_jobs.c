@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,35 +184,38 @@ static int run_workers(struct aff_ctx *ctx, char *const *files, size_t n, int jo
 	return rc;
 }
 
+/* The record of a file whose worker died before sending it. */
+static struct json_object *died(const char *file, size_t i)
+{
+	struct json_object *rec = json_object_new_object();
+	char msg[1100];
+
+	if (!rec)
+		return NULL;
+	snprintf(msg, sizeof(msg), "%s: the process reading it died", file);
+	json_object_object_add(rec, "i", json_object_new_int64((int64_t)i));
+	json_object_object_add(rec, "file", json_object_new_string(file));
+	json_object_object_add(rec, "error", json_object_new_string(msg));
+	return rec;
+}
+
 int fleet_read_all(struct aff_ctx *ctx, char *const *files, size_t n, int jobs,
 		   struct json_object **out)
 {
+	bool workers = false;
 	size_t i;
-	int rc = 0;
 
 	memset(out, 0, n * sizeof(*out));
 	if (jobs > 1 && (size_t)jobs > n)
 		jobs = (int)n;
+	/* Workers that could not all be started: this process reads the rest. */
 	if (jobs > 1)
-		rc = run_workers(ctx, files, n, jobs, out);
-	for (i = 0; i < n && rc >= 0; i++) {
-		if (out[i])
-			continue;
-		/* Serial, or what a worker that died did not send. */
-		out[i] = jobs > 1 ? NULL : fleet_node_read(ctx, files[i], i);
-		if (!out[i] && jobs > 1) {
-			char msg[1100];
-
-			snprintf(msg, sizeof(msg), "%s: the process reading it died", files[i]);
-			out[i] = json_object_new_object();
-			if (out[i]) {
-				json_object_object_add(out[i], "i", json_object_new_int64((int64_t)i));
-				json_object_object_add(out[i], "file", json_object_new_string(files[i]));
-				json_object_object_add(out[i], "error", json_object_new_string(msg));
-			}
-		}
+		workers = run_workers(ctx, files, n, jobs, out) == 0;
+	for (i = 0; i < n; i++) {
 		if (!out[i])
-			rc = -ENOMEM;
+			out[i] = workers ? died(files[i], i) : fleet_node_read(ctx, files[i], i);
+		if (!out[i])
+			return -ENOMEM;
 	}
-	return rc;
+	return 0;
 }
