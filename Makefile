@@ -39,6 +39,8 @@ CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
 CLI_SRCS += audit.c
+# railbind fleet (broker/fleet*.c) and its tests (tests/fleet).
+CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
 
 .DEFAULT_GOAL := all
 
@@ -60,6 +62,9 @@ CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
 LIBAFF_A := $(BUILD)/libaffinity.a
 LIBAFF_SO := $(BUILD)/libaffinity.so.1
 RAILBIND := $(BUILD)/railbind
+# Needs RAILBIND and RBGEN in its prerequisites.
+-include $(TOP)/tests/fleet/fleet.mk
+-include $(TOP)/bench/fleet.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

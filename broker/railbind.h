@@ -38,6 +38,7 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 
 /* utils.c */
 extern const char *rb_prog;
@@ -77,6 +78,8 @@ bool rb_color(FILE *f);
 struct json_object;
 /* A string member of a JSON object (numbers as text), or NULL. */
 const char *rb_jstr(struct json_object *o, const char *key);
+/* A member of a JSON object (o may be NULL), or NULL. */
+struct json_object *rb_jget(struct json_object *o, const char *key);
 /*
  * Print doc on stdout: as JSON with -j (-p), else through text(), which
  * reads the same document. Frees doc; returns an exit code.

@@ -92,6 +92,15 @@ const char *rb_jstr(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
+struct json_object *rb_jget(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	if (o)
+		json_object_object_get_ex(o, key, &v);
+	return v;
+}
+
 int rb_emit(struct json_object *doc, const struct rb_opts *o,
 	    void (*text)(struct json_object *doc, int details))
 {
