@@ -59,21 +59,12 @@ static const char *js(struct json_object *o, const char *key)
 	return s ? s : "-";
 }
 
-static struct json_object *jget(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	if (o)
-		json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
 /* ---- text ---- */
 
 static void print_matrix(FILE *f, struct json_object *topo)
 {
-	struct json_object *gpus = jget(topo, "gpus"), *nics = jget(topo, "nics");
-	struct json_object *paths = jget(topo, "paths");
+	struct json_object *gpus = rb_jget(topo, "gpus"), *nics = rb_jget(topo, "nics");
+	struct json_object *paths = rb_jget(topo, "paths");
 	size_t g, n, ng = json_object_array_length(gpus), nn = json_object_array_length(nics);
 
 	fprintf(f, "%-7s", "");
@@ -127,14 +118,14 @@ static void print_group(FILE *f, struct json_object *checks, const char *sev,
 
 static void print_text(FILE *f, struct json_object *doc)
 {
-	struct json_object *checks = jget(doc, "checks"), *und = jget(doc, "undecided");
-	struct json_object *sum = jget(doc, "summary");
+	struct json_object *checks = rb_jget(doc, "checks"), *und = rb_jget(doc, "undecided");
+	struct json_object *sum = rb_jget(doc, "summary");
 	bool tty = rb_color(f);
 	const char *status = js(doc, "status");
 	size_t i;
 
 	fprintf(f, "railbind audit of %s (%s)\n\n", js(doc, "host"), js(doc, "source"));
-	print_matrix(f, jget(doc, "topo"));
+	print_matrix(f, rb_jget(doc, "topo"));
 	print_group(f, checks, "fail", "Failures:", "\033[1;31m", tty);
 	print_group(f, checks, "warn", "Warnings:", "\033[1;33m", tty);
 	print_group(f, checks, "ok", "Information:", "\033[1m", tty);
@@ -176,7 +167,7 @@ static int sev_value(const char *s)
 
 static void print_prom(FILE *f, struct json_object *doc)
 {
-	struct json_object *pairs = jget(doc, "pairs"), *checks = jget(doc, "checks");
+	struct json_object *pairs = rb_jget(doc, "pairs"), *checks = rb_jget(doc, "checks");
 	size_t i, n;
 
 	fprintf(f, "# HELP railbind_audit_status Audit status: 0 ok, 1 warn, 2 fail, 3 unknown.\n"
@@ -184,12 +175,12 @@ static void print_prom(FILE *f, struct json_object *doc)
 		"railbind_audit_status %d\n", sev_value(js(doc, "status")));
 	fprintf(f, "# HELP railbind_audit_check_status Worst severity of each check: 0 ok, 1 warn, 2 fail, 3 not decided.\n"
 		"# TYPE railbind_audit_check_status gauge\n");
-	json_object_object_foreach(jget(doc, "summary"), id, v)
+	json_object_object_foreach(rb_jget(doc, "summary"), id, v)
 		fprintf(f, "railbind_audit_check_status{check=\"%s\"} %d\n", id,
 			sev_value(json_object_get_string(v)));
 	fprintf(f, "# HELP railbind_audit_findings Findings of each check by severity.\n"
 		"# TYPE railbind_audit_findings gauge\n");
-	json_object_object_foreach(jget(doc, "summary"), cid, cv) {
+	json_object_object_foreach(rb_jget(doc, "summary"), cid, cv) {
 		static const char *const sevs[] = { "warn", "fail" };
 		size_t s;
 
@@ -224,7 +215,7 @@ static void print_prom(FILE *f, struct json_object *doc)
 		fprintf(f, "\",nic_pci=\"");
 		prom_label(f, jstr(p, "nic_pci"));
 		fprintf(f, "\",class=\"%s\",planned=\"%d\"} %d\n", cls,
-			json_object_get_boolean(jget(p, "planned")), (int)path - AFF_PATH_NV);
+			json_object_get_boolean(rb_jget(p, "planned")), (int)path - AFF_PATH_NV);
 	}
 }
 
@@ -234,7 +225,7 @@ static void print_nfd(FILE *f, struct json_object *doc)
 {
 	/* Label values: [A-Za-z0-9._-], so every value printed here is one word. */
 	fprintf(f, "railbind.audit.status=%s\n", js(doc, "status"));
-	json_object_object_foreach(jget(doc, "summary"), id, v)
+	json_object_object_foreach(rb_jget(doc, "summary"), id, v)
 		fprintf(f, "railbind.audit.%s=%s\n", id, json_object_get_string(v));
 }
 
