@@ -4,7 +4,6 @@ hotplug under load"): a hotplugged NIC that is a rail changes the broker's
 plan, a hotplug storm while ranks query, and module unload/load while
 readers and the broker run. They use guest.py's TAP and helpers, passed in
 as `g`, so there is one test count."""
-import ctypes
 import errno
 import glob
 import json
@@ -15,6 +14,7 @@ import subprocess
 import threading
 import time
 
+from modsys import delete_module, finit_module
 import topology
 
 CONF = "/tmp/railbind-stress.conf"
@@ -343,6 +343,11 @@ def slab_delta(a, b):
     return sum(d.values()), b[1] - a[1], " ".join("%s%+d" % kv for kv in top if kv[1])
 
 
+def tracked(g):
+    """(pci, kind) of every dev record in a fresh snapshot."""
+    return {(d["pci"], d["kind"]) for d in g.of(g.parse(g.snapshot()), "dev")}
+
+
 class Storm:
     """device_add/device_del of a driverless e1000e on the ACPI hotplug
     root port; vmdrive answers a device_del only once QEMU has removed the
@@ -388,6 +393,7 @@ def scenario_storm(g, broker, mod, ep, cycles):
     start = time.time()
     st = Storm()
     st.run(2)  # the first hotplugs allocate what the kernel keeps
+    devs0 = tracked(g)
     gen0 = gen(g)
     with Queries(g, broker, gpus, hold=0.05) as q:
         done, fails = st.run(cycles)
@@ -405,6 +411,9 @@ def scenario_storm(g, broker, mod, ep, cycles):
     g.tap(not q.bad, "every query was ok or failed cleanly (%s)" % q.summary(), q.bad[:5])
     g.tap(all(q.get(k, "ok") for k in ("dev", "broker", "cli")),
           "each kind of query succeeded during the storm", q.summary())
+    devs1 = tracked(g)
+    g.tap(devs1 == devs0, "the module tracks exactly the devices it tracked before the storm",
+          "%s vs %s" % (sorted(devs1 ^ devs0), len(devs0)))
     p = broker.plan() or {}
     g.tap(sorted(p) == sorted(gpus) and all(p.values()),
           "the broker serves a plan for every GPU after the storm", p)
@@ -428,30 +437,6 @@ def scenario_storm(g, broker, mod, ep, cycles):
     g.tap(objs < 400 and vmk < 256,
           "railbind keeps nothing per hotplug: %d cycles with the module cost %+d kmalloc "
           "objects and %+d kB vmalloc more than without" % (cycles, objs, vmk))
-
-
-# x86_64 system call numbers: the errno of delete_module() itself, with no
-# rmmod in between (kmod's rmmod refuses on its own from /sys/module/*/refcnt
-# and exec in TCG costs more than the call).
-SYS_DELETE_MODULE = 176
-SYS_FINIT_MODULE = 313
-libc = ctypes.CDLL(None, use_errno=True)
-
-
-def delete_module(name):
-    r = libc.syscall(ctypes.c_long(SYS_DELETE_MODULE), ctypes.c_char_p(name.encode()),
-                     ctypes.c_uint(os.O_NONBLOCK))
-    return 0 if r == 0 else ctypes.get_errno()
-
-
-def finit_module(path, params):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        r = libc.syscall(ctypes.c_long(SYS_FINIT_MODULE), ctypes.c_int(fd),
-                         ctypes.c_char_p(params.encode()), ctypes.c_int(0))
-        return 0 if r == 0 else ctypes.get_errno()
-    finally:
-        os.close(fd)
 
 
 def scenario_unload(g, broker, mod, ep, cycles):
