@@ -4,6 +4,7 @@
 host root and checks railbind.ko against the topology QEMU was given
 (tests/vm/topology.py) and against the kernel's own sysfs. Prints TAP."""
 import argparse
+import errno
 import glob
 import os
 import re
@@ -15,6 +16,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from modsys import delete_module, finit_module  # noqa: E402
+import stress  # noqa: E402
 import topology  # noqa: E402
 
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
@@ -82,21 +85,29 @@ def sysattr(bdf, name):
 
 
 class Module:
+    """railbind.ko (or another module) loaded and unloaded by system call:
+    no insmod/rmmod to exec per try, which under TCG cost more than the
+    cycle itself. Results look like run()'s."""
+
     def __init__(self, ko):
         self.ko = ko
 
+    @staticmethod
+    def result(err, what):
+        return subprocess.CompletedProcess(what, err, "%s: %s" % (what, os.strerror(err))
+                                           if err else "")
+
     def load(self, params=topology.KMOD_PARAMS):
-        return run(["insmod", self.ko] + params.split())
+        return self.result(finit_module(self.ko, params), "load " + self.ko)
 
     def unload(self, name="railbind", tries=1000):
         # Open descriptors pin the module: retry while readers come and go.
         for _ in range(tries):
-            r = run(["rmmod", name])
-            if r.returncode == 0 or ("in use" not in r.stdout and
-                                     "temporarily unavailable" not in r.stdout):
-                return r
+            err = delete_module(name)
+            if err != errno.EAGAIN:
+                break
             time.sleep(0.002)
-        return r
+        return self.result(err, "unload " + name)
 
 
 def chain_types(devs, d):
@@ -708,21 +719,34 @@ def main():
     ap.add_argument("--top", required=True)
     ap.add_argument("--label", required=True)
     ap.add_argument("--cycles", type=int, default=100)
+    ap.add_argument("--storm-cycles", type=int, default=50)
+    ap.add_argument("--unload-cycles", type=int, default=20)
+    ap.add_argument("--only", default="",
+                    help="comma list of scenarios to run after the topology one (default: all)")
     a = ap.parse_args()
     ko = os.path.join(a.top, "build", "kmod-%s" % a.label, "kmod", "railbind.ko")
     mod = Module(ko)
     print("# kernel %s, module %s" % (os.uname().release, ko), flush=True)
     ep = guarded(scenario_topology, mod, a.label)
-    if ep:
-        guarded(scenario_acs, ep)
-    else:
-        skip("ACS scenario", "endpoints not found")
-    guarded(scenario_hotplug, "pciehp", topology.HOTPLUG["pciehp"], "pxb1")
-    guarded(scenario_hotplug, "acpi", topology.HOTPLUG["acpi"], "pcie.0")
-    guarded(scenario_provider, a.top, a.label, mod, ep)
-    guarded(scenario_cycles, mod, a.cycles)
-    guarded(scenario_cli, a.top, ep)
-    guarded(scenario_broker, a.top, ep)
+    only = set(filter(None, a.only.split(",")))
+    for name, fn, args in (
+            ("acs", scenario_acs, (ep,)),
+            ("hotplug", scenario_hotplug, ("pciehp", topology.HOTPLUG["pciehp"], "pxb1")),
+            ("hotplug", scenario_hotplug, ("acpi", topology.HOTPLUG["acpi"], "pcie.0")),
+            ("provider", scenario_provider, (a.top, a.label, mod, ep)),
+            ("cycles", scenario_cycles, (mod, a.cycles)),
+            ("cli", scenario_cli, (a.top, ep)),
+            ("broker", scenario_broker, (a.top, ep)),
+            ("stress", stress.scenarios, (sys.modules[__name__], a.top, mod, ep,
+                                          a.storm_cycles, a.unload_cycles))):
+        if only and name not in only:
+            continue
+        if name == "acs" and not ep:
+            skip("ACS scenario", "endpoints not found")
+            continue
+        t = time.time()
+        guarded(fn, *args)
+        print("# %s: %.0f s" % (name, time.time() - t), flush=True)
     probs = dmesg_problems()
     tap(not probs, "no kernel warnings, oopses or BUGs in dmesg", "\n".join(probs))
     mod.unload()

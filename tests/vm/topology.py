@@ -17,6 +17,7 @@ PORTS = [
     ("up1", "x3130-upstream", "rp2", ""),
     ("dn1", "xio3130-downstream", "up1", "chassis=3,slot=0"),
     ("dn2", "xio3130-downstream", "up1", "chassis=4,slot=1"),
+    ("dn3", "xio3130-downstream", "up1", "chassis=9,slot=2"),
     ("rp3", "pcie-root-port", "pcie.0", "chassis=5,slot=5,addr=0x5"),
     ("pxb1", "pxb-pcie", "pcie.0", "bus_nr=%d,numa_node=1,addr=0x8" % PXB_BUS),
     ("rp4", "pcie-root-port", "pxb1", "chassis=6,slot=6,addr=0x0"),
@@ -36,8 +37,10 @@ ENDPOINTS = [
     ("nic1", "nic", "rp5"),
 ]
 
-# Empty ports that take a hotplugged NIC: native pciehp and ACPI.
-HOTPLUG = {"pciehp": "rp6", "acpi": "rp3"}
+# Empty ports that take a hotplugged NIC: native pciehp, ACPI, and a switch
+# port next to gpu1 (a rail closer to it than nic0 is not possible, one as
+# close is).
+HOTPLUG = {"pciehp": "rp6", "acpi": "rp3", "switch": "dn3"}
 
 PORT_TYPE = {
     "pcie-root-port": "root_port",

@@ -46,10 +46,23 @@ class Qmp:
 
     def cmd(self, obj):
         self.sock.sendall(json.dumps(obj).encode() + b"\n")
-        while True:
-            msg = self._read()
-            if "return" in msg or "error" in msg:
-                return msg
+        # device_del only asks the guest to let go: wait until QEMU has
+        # really removed it, so that a device_add the guest sends next
+        # never meets the old device still in the slot.
+        dev = obj.get("arguments", {}).get("id") if obj.get("execute") == "device_del" else None
+        deleted = dev is None
+        msg = None
+        deadline = time.time() + 60
+        while msg is None or ("return" in msg and not deleted and time.time() < deadline):
+            try:
+                m = self._read()
+            except socket.timeout:
+                break
+            if m.get("event") == "DEVICE_DELETED" and m.get("data", {}).get("device") == dev:
+                deleted = True
+            elif msg is None and ("return" in m or "error" in m):
+                msg = m
+        return msg or {"error": "no reply"}
 
 
 def main():
@@ -64,6 +77,9 @@ def main():
         os.unlink(qmp_path)
     log = open(os.path.join(a.work, "console.log"), "w")
     cmdline = "console=ttyS0 loglevel=4 panic=1 rb.top=%s rb.label=%s" % (a.top, a.label)
+    # RAILBIND_VM_ONLY=stress,cli: the topology scenario and these only.
+    if os.environ.get("RAILBIND_VM_ONLY"):
+        cmdline += " rb.only=" + os.environ["RAILBIND_VM_ONLY"]
     # TCG only: nested KVM hangs on the CI hosts.
     qemu = [
         "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg,thread=multi",
