@@ -21,6 +21,7 @@ enum {
 	OPT_NO_BIND,
 	OPT_FORCE,
 	OPT_NO_LEASE,
+	OPT_TIMEOUT,
 };
 
 static void usage(FILE *f)
@@ -39,6 +40,8 @@ static void usage(FILE *f)
 		"                     /run/railbind/railbind.sock)\n"
 		"      --local        do not ask the broker\n"
 		"      --no-lease     do not take a lease on the rank\n"
+		"      --timeout MS   wait MS milliseconds for the broker's answer before\n"
+		"                     computing the plan here (default 1000)\n"
 		"      --no-bind      set the environment only\n"
 		"      --force        exec CMD even when the binding cannot be applied\n"
 		"  -v, --verbose      print the binding on stderr, one line\n"
@@ -48,6 +51,7 @@ static void usage(FILE *f)
 		"  -h, --help         this help\n", rb_prog);
 }
 
+/* A non-negative decimal: ranks and milliseconds. */
 static int parse_rank(const char *s, long *out)
 {
 	char *end;
@@ -77,6 +81,7 @@ int cmd_run(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "local", no_argument, NULL, OPT_LOCAL },
 		{ "no-lease", no_argument, NULL, OPT_NO_LEASE },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "no-bind", no_argument, NULL, OPT_NO_BIND },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -92,6 +97,7 @@ int cmd_run(int argc, char **argv)
 	bool verbose = false, force = false, bind = true;
 	const char *config = NULL, *root = NULL;
 	char err[1024] = "";
+	long timeout;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+hr:s:vi:c:", longopts, NULL)) != -1) {
@@ -113,6 +119,14 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_LOCAL:
 			spec.flags |= AFF_BIND_LOCAL;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_rank(optarg, &timeout) < 0 || timeout < 1 || timeout > 3600000) {
+				rb_error("run: --timeout \"%s\": expected milliseconds, 1 to 3600000",
+					 optarg);
+				return RB_EXIT_USAGE;
+			}
+			spec.timeout_ms = (int)timeout;
 			break;
 		case OPT_NO_LEASE:
 			spec.flags |= AFF_BIND_NO_LEASE;

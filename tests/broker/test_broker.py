@@ -159,8 +159,10 @@ def test_concurrent(tmp, b):
     for job in range(8):
         for rank in range(8):
             procs.append((job, rank, subprocess.Popen(
+                # The broker answers in a millisecond; the generous timeout
+                # is for a CI machine whose cores a QEMU guest also wants.
                 [RAILBIND, "run", "--no-bind", "--job", "j%d" % job, "--rank", str(rank),
-                 "-v", "--", "sh", "-c",
+                 "--timeout", "20000", "-v", "--", "sh", "-c",
                  'echo "$RAILBIND_LOCAL_RANK|$RAILBIND_GPU|$RAILBIND_CPUS|$NCCL_IB_HCA"; '
                  'while [ ! -e "$0" ]; do sleep 0.05; done', release],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)))

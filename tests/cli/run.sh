@@ -169,5 +169,14 @@ rc=$?
 if [ "$rc" -eq 0 ] && grep -q 'libxml2' "$tmp/ld" && [ -s "$tmp/out" ]; then ok
 else bad "plan --input loads libxml2 and plans (rc=$rc)"; fi
 
+# run --timeout: milliseconds, refused before anything runs when not a number.
+run run --timeout 0 -- /bin/echo ran
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && grep -q -- '--timeout' "$tmp/err" && [ ! -s "$tmp/out" ]; then ok
+else bad "run --timeout 0 not refused as usage (rc=$rc)"; fi
+# A socket path where nobody listens: the plan is computed here, well within the timeout.
+run run --timeout 5000 --socket "$tmp/none.sock" --input "$FIX/dgx-h100.xml" --rank 0 --no-bind -v -- /bin/echo ran
+if [ "$rc" -eq 0 ] && grep -q '^ran$' "$tmp/out" && grep -q 'source local' "$tmp/err"; then ok
+else bad "run --timeout with no broker falls back (rc=$rc)"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
