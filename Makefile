@@ -39,6 +39,9 @@ CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
 CLI_SRCS += audit.c
+# NCCL topology export (libaffinity/export_nccl.c, broker/nccl_topo.c).
+LIBAFF_SRCS += export_nccl.c
+CLI_SRCS += nccl_topo.c
 
 .DEFAULT_GOAL := all
 

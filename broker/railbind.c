@@ -17,6 +17,7 @@ static const struct rb_cmd commands[] = {
 	{ "audit", cmd_audit, "check the NUMA/PCIe layout (exit 0 ok, 1 warn, 2 fail, 3 unknown)" },
 	{ "snapshot", cmd_snapshot, "this node as hwloc XML with railbind's attributes" },
 	{ "run", cmd_run, "bind this process to its rank's plan and exec a command" },
+	{ "nccl-topo", cmd_nccl_topo, "NCCL's topology XML of this node, for NCCL_TOPO_FILE" },
 	{ "status", cmd_status, "the broker, the module, the plan's generation, leases" },
 	{ NULL, NULL, NULL },
 };
