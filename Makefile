@@ -42,6 +42,10 @@ CLI_SRCS += audit.c
 # NCCL topology export (libaffinity/export_nccl.c, broker/nccl_topo.c).
 LIBAFF_SRCS += export_nccl.c
 CLI_SRCS += nccl_topo.c
+# Its round trip over every fixture and corpus machine (tests/ncclexport).
+CHECKS += check-ncclexport
+check-ncclexport: $(RAILBIND) $(RBGEN_FIXTURES)
+	RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/ncclexport/run.sh
 
 .DEFAULT_GOAL := all
 
