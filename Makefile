@@ -42,10 +42,6 @@ CLI_SRCS += audit.c
 # NCCL topology export (libaffinity/export_nccl.c, broker/nccl_topo.c).
 LIBAFF_SRCS += export_nccl.c
 CLI_SRCS += nccl_topo.c
-# Its round trip over every fixture and corpus machine (tests/ncclexport).
-CHECKS += check-ncclexport
-check-ncclexport: $(RAILBIND) $(RBGEN_FIXTURES)
-	RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/ncclexport/run.sh
 
 .DEFAULT_GOAL := all
 
@@ -60,6 +56,7 @@ CHECKS :=
 -include $(TOP)/tests/audit/audit.mk
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk
+-include $(TOP)/tests/ncclexport/ncclexport.mk
 
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
 CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))

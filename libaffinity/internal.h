@@ -26,6 +26,7 @@ struct aff_config {
 	size_t ninclude;
 	bool ethernet_rails;
 	bool mem_bind;
+	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
 };
 
 struct aff_ctx {
