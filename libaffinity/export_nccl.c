@@ -118,8 +118,10 @@ static hwloc_obj_t hw_pci(const struct aff_topo *t, const struct aff_dev *d)
 	if (!t->hw || !d->pci[0])
 		return NULL;
 	while ((o = hwloc_get_next_pcidev(t->hw, o)))
-		if (o->attr->pcidev.domain == d->domain && o->attr->pcidev.bus == d->bus &&
-		    o->attr->pcidev.dev == d->devno && o->attr->pcidev.func == d->func)
+		if (o->attr->pcidev.domain == d->domain &&
+		    o->attr->pcidev.bus == d->bus &&
+		    o->attr->pcidev.dev == d->devno &&
+		    o->attr->pcidev.func == d->func)
 			return o;
 	while ((o = hwloc_get_next_bridge(t->hw, o))) {
 		const struct hwloc_pcidev_attr_s *p = &o->attr->bridge.upstream.pci;
@@ -435,7 +437,8 @@ AFF_EXPORT int aff_topo_nccl_xml(const struct aff_topo *t, unsigned long flags,
 {
 	struct xout x = { .t = t };
 	xmlDoc *doc = xmlNewDoc((const xmlChar *)"1.0");
-	xmlNode *sys = doc ? xmlNewDocNode(doc, NULL, (const xmlChar *)"system", NULL) : NULL;
+	xmlNode *sys = doc ? xmlNewDocNode(doc, NULL, (const xmlChar *)"system",
+					   NULL) : NULL;
 	xmlBuffer *buf = xmlBufferCreate();
 	int rc = -ENOMEM;
 
@@ -468,11 +471,12 @@ AFF_EXPORT int aff_topo_nccl_xml(const struct aff_topo *t, unsigned long flags,
 AFF_EXPORT int aff_topo_nccl_write(const struct aff_topo *t, const char *path,
 				   char *err, size_t errlen)
 {
-	char *xml;
+	char *xml = NULL;
 	int rc = aff_topo_nccl_xml(t, 0, &xml);
 
-	if (rc < 0)
-		return aff_seterr(err, errlen, -rc, "nccl-topo: %s: %s", path, strerror(-rc));
+	if (rc < 0 || !xml)
+		return aff_seterr(err, errlen, rc < 0 ? -rc : ENOMEM, "nccl-topo: %s: %s",
+				  path, strerror(rc < 0 ? -rc : ENOMEM));
 	rc = aff_write_atomic("nccl-topo", path, xml, strlen(xml), err, errlen);
 	free(xml);
 	return rc;

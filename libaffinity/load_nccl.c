@@ -370,29 +370,30 @@ static int load_doc(struct aff_topo *t, xmlDoc *doc, const char *path,
 				"%s: root element is not <system>", path);
 		goto out;
 	}
-	for (pass = 0; pass < 2; pass++)
-	for (c = root->children; c && !rc; c = c->next) {
-		char *hash;
+	for (pass = 0; pass < 2; pass++) {
+		for (c = root->children; c && !rc; c = c->next) {
+			char *hash;
 
-		if (!is(c, "cpu") || numa_unknown(c) != (pass == 1))
-			continue;
-		/*
-		 * NCCL merges several hosts' topologies into one file (GB200
-		 * and GB300 trays), telling them apart by host_hash. A plan is
-		 * for one node: the first host's.
-		 */
-		hash = attr(c, "host_hash");
-		if (hash && !first_host)
-			first_host = (char *)xmlStrdup((xmlChar *)hash);
-		if (hash && strcmp(hash, first_host)) {
-			if (!other_hosts++ && !pass)
-				aff_info(t->ctx, "%s: several hosts (host_hash); planning for the first, %s\n",
-					 path, first_host);
+			if (!is(c, "cpu") || numa_unknown(c) != (pass == 1))
+				continue;
+			/*
+			 * NCCL merges several hosts' topologies into one file (GB200
+			 * and GB300 trays), telling them apart by host_hash. A plan is
+			 * for one node: the first host's.
+			 */
+			hash = attr(c, "host_hash");
+			if (hash && !first_host)
+				first_host = (char *)xmlStrdup((xmlChar *)hash);
+			if (hash && strcmp(hash, first_host)) {
+				if (!other_hosts++ && !pass)
+					aff_info(t->ctx, "%s: several hosts (host_hash); planning for the first, %s\n",
+						 path, first_host);
+				xmlFree(hash);
+				continue;
+			}
 			xmlFree(hash);
-			continue;
+			rc = walk_cpu(&l, c);
 		}
-		xmlFree(hash);
-		rc = walk_cpu(&l, c);
 	}
 	xmlFree(first_host);
 	if (!rc && !t->nnuma)

@@ -45,8 +45,14 @@ g=$(jq '.gpus | length' < "$("$RAILBIND" topo --json -i "$fx" > "$TMP/t.json"; e
 
 # The round trips.
 : > "$TMP/list"
-for f in "$BUILD"/fixtures/*.xml; do
-	[ -f "$f" ] && echo "$f fixtures/$(basename "$f")" >> "$TMP/list"
+# The project's fixtures (tests/fixtures/*.topo), not whatever else build/fixtures holds.
+for t in "$top"/tests/fixtures/*.topo; do
+	n=$(basename "$t" .topo)
+	if [ -f "$BUILD/fixtures/$n.xml" ]; then
+		echo "$BUILD/fixtures/$n.xml fixtures/$n.xml" >> "$TMP/list"
+	else
+		bad "$BUILD/fixtures/$n.xml missing (make fixtures)"
+	fi
 done
 if [ -d "$corpus" ]; then
 	find "$corpus" -type f \( -name '*.xml' -o -name '*.txt' \) | sort |
