@@ -41,6 +41,9 @@ LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
 CLI_SRCS += audit.c
 # railbind fleet (broker/fleet*.c) and its tests (tests/fleet).
 CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
+# NCCL topology export (libaffinity/export_nccl.c, broker/nccl_topo.c).
+LIBAFF_SRCS += export_nccl.c
+CLI_SRCS += nccl_topo.c
 
 .DEFAULT_GOAL := all
 
@@ -56,6 +59,7 @@ CHECKS :=
 -include $(TOP)/tests/audit/audit.mk
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk
+-include $(TOP)/tests/ncclexport/ncclexport.mk
 
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
 CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))

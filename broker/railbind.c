@@ -18,6 +18,7 @@ static const struct rb_cmd commands[] = {
 	{ "snapshot", cmd_snapshot, "this node as hwloc XML with railbind's attributes" },
 	{ "run", cmd_run, "bind this process to its rank's plan and exec a command" },
 	{ "fleet", cmd_fleet, "what differs across many nodes' snapshots or audits" },
+	{ "nccl-topo", cmd_nccl_topo, "NCCL's topology XML of this node, for NCCL_TOPO_FILE" },
 	{ "status", cmd_status, "the broker, the module, the plan's generation, leases" },
 	{ NULL, NULL, NULL },
 };

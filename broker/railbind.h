@@ -39,6 +39,7 @@ int cmd_audit(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
+int cmd_nccl_topo(int argc, char **argv);
 
 /* utils.c */
 extern const char *rb_prog;

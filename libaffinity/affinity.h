@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* API version: major << 16 | minor. A major change breaks callers. */
-#define AFF_API_VERSION 0x00010001u
+#define AFF_API_VERSION 0x00010002u
 #define AFF_API_MAJOR(v) ((v) >> 16)
 
 /**
@@ -173,6 +173,23 @@ const char *const *aff_plan_rank_env(const struct aff_plan *plan, size_t rank);
 
 /** aff_plan_json - the railbind.plan/1 document, malloc()ed into @out. */
 int aff_plan_json(const struct aff_plan *plan, unsigned long flags, char **out);
+
+/**
+ * aff_topo_nccl_xml - NCCL's topology XML (<system version="1">, what
+ * NCCL_TOPO_FILE reads) of @topo, malloc()ed into @out. Only what the model
+ * knows is written; NCCL fills the rest from the live node. @flags: 0.
+ * Since: 1.2
+ */
+int aff_topo_nccl_xml(const struct aff_topo *topo, unsigned long flags,
+		      char **out);
+/**
+ * aff_topo_nccl_write - the same into @path, whole or not at all (a
+ * temporary file renamed over it, mode 0644); "-" is stdout.
+ * @err, @errlen: one line naming the file and the step that failed.
+ * Since: 1.2
+ */
+int aff_topo_nccl_write(const struct aff_topo *topo, const char *path,
+			char *err, size_t errlen);
 
 /*
  * The broker client (since 1.1). A binding is one local rank's plan: from

@@ -25,6 +25,7 @@ void aff_config_clear(struct aff_config *conf)
 	free(conf->exclude_nic);
 	free(conf->include_nic);
 	free(conf->accel);
+	free(conf->nccl_topo_file);
 	memset(conf, 0, sizeof(*conf));
 }
 
@@ -154,7 +155,15 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		}
 		return -EINVAL;
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, memory-policy";
+	if (!strcmp(key, "nccl-topo-file")) {
+		/* Absolute: the broker's working directory is nobody's business. */
+		*expect = "nccl-topo-file = an absolute path, e.g. /var/run/nvidia-topologyd/virtualTopology.xml";
+		if (*value != '/' || conf->nccl_topo_file)
+			return -EINVAL;
+		conf->nccl_topo_file = strdup(value);
+		return conf->nccl_topo_file ? 0 : -ENOMEM;
+	}
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, memory-policy, nccl-topo-file";
 	return -EINVAL;
 }
 

@@ -26,6 +26,7 @@ struct aff_config {
 	size_t ninclude;
 	bool ethernet_rails;
 	bool mem_bind;
+	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
 };
 
 struct aff_ctx {
@@ -55,6 +56,14 @@ void aff_log(const struct aff_ctx *ctx, int priority, const char *file,
 /* snprintf into err (may be NULL); always returns -errnum. */
 int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * Write @buf to @path whole or not at all: a temporary file beside it, fsync,
+ * rename, fsync of the directory; mode 0644. "-" is stdout. @what starts the
+ * message in @err (snapshot_write.c).
+ */
+int aff_write_atomic(const char *what, const char *path, const char *buf, size_t len,
+		     char *err, size_t errlen);
 
 void aff_config_clear(struct aff_config *conf);
 int aff_config_parse(struct aff_config *conf, const char *path,

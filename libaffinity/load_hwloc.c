@@ -4,6 +4,7 @@
  * Railbind* info attributes are read here whatever their origin: a snapshot
  * carries them, the live discovery adds them before this runs.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -85,6 +86,23 @@ static const char *const port_states[] = {
 	"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
 };
 
+/* hwloc's NodeGUID "0002:c903:0031:7e90" as a number; 0 when absent. */
+static unsigned long long guid_of(const char *s)
+{
+	unsigned long long v = 0;
+	int digits = 0;
+
+	for (; s && *s; s++) {
+		if (*s == ':')
+			continue;
+		if (!isxdigit((unsigned char)*s) || ++digits > 16)
+			return 0;
+		v = v << 4 | (unsigned long long)(isdigit((unsigned char)*s) ?
+			*s - '0' : (tolower((unsigned char)*s) - 'a' + 10));
+	}
+	return v;
+}
+
 static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
 {
 	char key[64];
@@ -104,6 +122,7 @@ static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
 	r = aff_topo_add_rail(t, dev, os->name, port, true);
 	if (r < 0)
 		return r;
+	t->rail[r].guid = guid_of(info(os, "NodeGUID"));
 	snprintf(key, sizeof(key), "RailbindPort%dState", port);
 	if (info(os, key)) {
 		if (dup_info(&t->rail[r].port_state, os, key) < 0)

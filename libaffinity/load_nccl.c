@@ -125,6 +125,8 @@ static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 				      guid && strtoull(guid, NULL, 0) != 0);
 		free(name);
 		free(port);
+		if (r >= 0 && guid)
+			l->t->rail[r].guid = strtoull(guid, NULL, 0);
 		free(guid);
 		if (r < 0)
 			return r;
@@ -274,18 +276,41 @@ static int add_cores(struct aff_topo *t)
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * numaid="-1": NCCL's word for devices whose sysfs numa_node is -1. Their
+ * locality is the NUMA nodes the affinity covers (all CPUs when absent);
+ * the whole of a multi-node machine is an unknown locality, as in hwloc.
+ * Read after the numbered <cpu>s, which define the nodes.
+ */
+static int unknown_numa(struct nccl_load *l, hwloc_bitmap_t cpus,
+			hwloc_bitmap_t nodes, bool has_affinity, bool *known)
+{
+	size_t k;
+
+	if (!has_affinity)
+		hwloc_bitmap_copy(cpus, l->t->all_cpus);
+	for (k = 0; k < l->t->nnuma; k++)
+		if (hwloc_bitmap_intersects(l->t->numa[k].cpuset, cpus))
+			hwloc_bitmap_set(nodes, l->t->numa[k].os_index);
+	if (hwloc_bitmap_iszero(nodes))
+		hwloc_bitmap_copy(nodes, l->t->all_nodes);
+	*known = l->t->nnuma <= 1 || !hwloc_bitmap_isequal(nodes, l->t->all_nodes);
+	return 0;
+}
+
 static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 {
 	hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
 	char *numaid = attr(l, n, "numaid"), *aff = attr(l, n, "affinity"), *end;
-	long id = numaid ? strtol(numaid, &end, 10) : -1;
+	long id = numaid ? strtol(numaid, &end, 10) : -2;
 	int rc = 0, hb, loc;
+	bool known = true;
 
 	if (!cpus || !nodes) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (!numaid || *end || id < 0 || id > 65535) {
+	if (!numaid || *end || id < -1 || id > 65535) {
 		rc = bad(l, n, "<cpu numaid> is not a NUMA node number");
 		goto out;
 	}
@@ -293,8 +318,12 @@ static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 		rc = bad(l, n, "<cpu affinity> is not a CPU mask such as ffffffff,0000ffff");
 		goto out;
 	}
-	hwloc_bitmap_set(nodes, (unsigned)id);
-	rc = aff_topo_add_numa(l->t, (unsigned)id, cpus);
+	if (id < 0) {
+		rc = unknown_numa(l, cpus, nodes, aff, &known);
+	} else {
+		hwloc_bitmap_set(nodes, (unsigned)id);
+		rc = aff_topo_add_numa(l->t, (unsigned)id, cpus);
+	}
 	if (rc < 0)
 		goto out;
 	loc = aff_topo_add_loc(l->t, cpus, nodes, 1, NULL);
@@ -302,7 +331,7 @@ static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 	rc = loc < 0 ? loc : hb;
 	if (rc < 0)
 		goto out;
-	l->t->loc[loc].known = true;
+	l->t->loc[loc].known = known;
 	l->t->dev[hb].loc = loc;
 	rc = walk_children(l, n, hb);
 out:
@@ -311,6 +340,15 @@ out:
 	hwloc_bitmap_free(cpus);
 	hwloc_bitmap_free(nodes);
 	return rc;
+}
+
+static bool numa_unknown(const struct nccl_load *l, const xmlNode *n)
+{
+	char *id = attr(l, n, "numaid");
+	bool minus1 = id && !strcmp(id, "-1");
+
+	free(id);
+	return minus1;
 }
 
 #define NCCL_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
@@ -322,7 +360,7 @@ static int load_doc(const struct aff_xml *x, struct aff_topo *t, xmlDoc *doc,
 	struct nccl_load l = { x, t, path, err, errlen };
 	const xmlNode *root, *c;
 	char *first_host = NULL;
-	int rc = 0, other_hosts = 0;
+	int rc = 0, other_hosts = 0, pass;
 
 	if (!doc) {
 		const xmlError *e = x->last_error();
@@ -338,37 +376,40 @@ static int load_doc(const struct aff_xml *x, struct aff_topo *t, xmlDoc *doc,
 				"%s: root element is not <system>", path);
 		goto out;
 	}
-	for (c = root->children; c && !rc; c = c->next) {
-		char *hash;
+	for (pass = 0; pass < 2; pass++) {
+		for (c = root->children; c && !rc; c = c->next) {
+			char *hash;
 
-		if (!is(c, "cpu"))
-			continue;
-		/*
-		 * NCCL merges several hosts' topologies into one file (GB200
-		 * and GB300 trays), telling them apart by host_hash. A plan is
-		 * for one node: the first host's.
-		 */
-		hash = attr(&l, c, "host_hash");
-		if (hash && !first_host && !(first_host = strdup(hash))) {
+			if (!is(c, "cpu") || numa_unknown(&l, c) != (pass == 1))
+				continue;
+			/*
+			 * NCCL merges several hosts' topologies into one file (GB200
+			 * and GB300 trays), telling them apart by host_hash. A plan is
+			 * for one node: the first host's.
+			 */
+			hash = attr(&l, c, "host_hash");
+			if (hash && !first_host && !(first_host = strdup(hash))) {
+				free(hash);
+				rc = aff_seterr(err, errlen, ENOMEM, "%s: out of memory",
+						path);
+				break;
+			}
+			if (hash && strcmp(hash, first_host)) {
+				if (!other_hosts++ && !pass)
+					aff_info(t->ctx, "%s: several hosts (host_hash); planning for the first, %s\n",
+						 path, first_host);
+				free(hash);
+				continue;
+			}
 			free(hash);
-			rc = aff_seterr(err, errlen, ENOMEM, "%s: out of memory",
-					path);
-			break;
+			rc = walk_cpu(&l, c);
 		}
-		if (hash && strcmp(hash, first_host)) {
-			if (!other_hosts++)
-				aff_info(t->ctx, "%s: several hosts (host_hash); planning for the first, %s\n",
-					 path, first_host);
-			free(hash);
-			continue;
-		}
-		free(hash);
-		rc = walk_cpu(&l, c);
 	}
 	free(first_host);
 	if (!rc && !t->nnuma)
 		rc = aff_seterr(err, errlen, EINVAL,
-				"%s: no <cpu> element: not an NCCL topology", path);
+				"%s: no <cpu> element with a NUMA node number: not an NCCL topology",
+				path);
 	if (!rc)
 		rc = add_cores(t);
 out:

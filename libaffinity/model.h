@@ -90,6 +90,7 @@ struct aff_rail {
 	int rate;		/* Gb/s, 0 when unknown */
 	bool rdma;		/* false for an Ethernet NIC made a rail */
 	bool listed;		/* the source names it a collective network */
+	unsigned long long guid;	/* node GUID, 0 when unknown */
 };
 
 struct aff_core {

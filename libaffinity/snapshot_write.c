@@ -34,7 +34,8 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-static int write_stdout(const char *buf, size_t len, char *err, size_t errlen)
+static int write_stdout(const char *what, const char *buf, size_t len, char *err,
+			size_t errlen)
 {
 	int ret;
 
@@ -42,7 +43,7 @@ static int write_stdout(const char *buf, size_t len, char *err, size_t errlen)
 	fflush(stdout);
 	ret = write_all(STDOUT_FILENO, buf, len);
 	if (ret < 0)
-		aff_seterr(err, errlen, 0, "snapshot: writing to stdout: %s", strerror(-ret));
+		aff_seterr(err, errlen, 0, "%s: writing to stdout: %s", what, strerror(-ret));
 	return ret;
 }
 
@@ -60,7 +61,8 @@ static int sync_dir(const char *dir)
 	return ret;
 }
 
-static int write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen)
+static int write_file(const char *what, const char *path, const char *buf, size_t len,
+		      char *err, size_t errlen)
 {
 	char *pathcopy, *dir, *tmp = NULL;
 	const char *step;
@@ -68,7 +70,7 @@ static int write_file(const char *path, const char *buf, size_t len, char *err, 
 
 	pathcopy = strdup(path);
 	if (!pathcopy) {
-		aff_seterr(err, errlen, 0, "snapshot: %s: %s", path, strerror(ENOMEM));
+		aff_seterr(err, errlen, 0, "%s: %s: %s", what, path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	dir = dirname(pathcopy);
@@ -124,7 +126,7 @@ static int write_file(const char *path, const char *buf, size_t len, char *err, 
 	return 0;
 
 fail:
-	aff_seterr(err, errlen, 0, "snapshot: %s: %s: %s", path, step, strerror(-ret));
+	aff_seterr(err, errlen, 0, "%s: %s: %s: %s", what, path, step, strerror(-ret));
 	if (fd >= 0)
 		close(fd);
 	if (tmp) {
@@ -133,6 +135,14 @@ fail:
 	}
 	free(pathcopy);
 	return ret;
+}
+
+int aff_write_atomic(const char *what, const char *path, const char *buf, size_t len,
+		     char *err, size_t errlen)
+{
+	if (!strcmp(path, "-"))
+		return write_stdout(what, buf, len, err, errlen);
+	return write_file(what, path, buf, len, err, errlen);
 }
 
 int aff_snapshot_write(hwloc_topology_t topo, const char *path, char *err, size_t errlen)
@@ -154,10 +164,7 @@ int aff_snapshot_write(hwloc_topology_t topo, const char *path, char *err, size_
 	/* hwloc counts the terminating NUL in len. */
 	if (len > 0 && xml[len - 1] == '\0')
 		len--;
-	if (!strcmp(path, "-"))
-		ret = write_stdout(xml, (size_t)len, err, errlen);
-	else
-		ret = write_file(path, xml, (size_t)len, err, errlen);
+	ret = aff_write_atomic("snapshot", path, xml, (size_t)len, err, errlen);
 	hwloc_free_xmlbuffer(topo, xml);
 	return ret;
 }

@@ -48,7 +48,16 @@ static void load(void)
 	      SYM(h, has_prop, "xmlHasProp") &&
 	      SYM(h, line_no, "xmlGetLineNo") &&
 	      SYM(h, last_error, "xmlGetLastError") &&
-	      SYM(h, reset_last_error, "xmlResetLastError")) || !mem_get ||
+	      SYM(h, reset_last_error, "xmlResetLastError") &&
+	      SYM(h, new_doc, "xmlNewDoc") &&
+	      SYM(h, new_doc_node, "xmlNewDocNode") &&
+	      SYM(h, new_child, "xmlNewChild") &&
+	      SYM(h, new_prop, "xmlNewProp") &&
+	      SYM(h, set_root, "xmlDocSetRootElement") &&
+	      SYM(h, buffer_create, "xmlBufferCreate") &&
+	      SYM(h, buffer_content, "xmlBufferContent") &&
+	      SYM(h, buffer_free, "xmlBufferFree") &&
+	      SYM(h, node_dump, "xmlNodeDump")) || !mem_get ||
 	    mem_get(&xml.free, &m, &r, &s) < 0 || !xml.free) {
 		snprintf(load_error, sizeof(load_error),
 			 "%s lacks a function railbind uses", XML_SONAME);

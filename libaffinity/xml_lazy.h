@@ -29,6 +29,20 @@ struct aff_xml {
 	void (*reset_last_error)(void);
 	/* What frees the strings get_prop returns. */
 	xmlFreeFunc free;
+	/* Writing (railbind nccl-topo). */
+	xmlDocPtr (*new_doc)(const xmlChar *version);
+	xmlNodePtr (*new_doc_node)(xmlDocPtr doc, xmlNsPtr ns,
+				   const xmlChar *name, const xmlChar *content);
+	xmlNodePtr (*new_child)(xmlNodePtr parent, xmlNsPtr ns,
+				const xmlChar *name, const xmlChar *content);
+	xmlAttrPtr (*new_prop)(xmlNodePtr node, const xmlChar *name,
+			       const xmlChar *value);
+	xmlNodePtr (*set_root)(xmlDocPtr doc, xmlNodePtr root);
+	xmlBufferPtr (*buffer_create)(void);
+	const xmlChar *(*buffer_content)(const xmlBuffer *buf);
+	void (*buffer_free)(xmlBufferPtr buf);
+	int (*node_dump)(xmlBufferPtr buf, xmlDocPtr doc, xmlNodePtr node,
+			 int level, int format);
 };
 
 /*
@@ -37,5 +51,11 @@ struct aff_xml {
  * loaded; @what names the file that needed it.
  */
 const struct aff_xml *aff_xml(const char *what, char *err, size_t errlen);
+
+/* After a successful aff_xml(): the same, without the error text. */
+static inline const struct aff_xml *aff_xml_loaded(void)
+{
+	return aff_xml(NULL, NULL, 0);
+}
 
 #endif

@@ -84,6 +84,12 @@ int ctl_peer_visible(struct client *c, const char **out);
 /* ops.c: one request line of a client (@len bytes, without its newline). */
 void ops_request(struct client *c, const char *line, size_t len);
 
+/* ncclout.c: railbind.conf's nccl-topo-file, rewritten when @changed or new. */
+struct aff_ctx;
+struct aff_topo;
+void ncclout_update(struct aff_ctx *ctx, const struct aff_topo *topo, bool changed);
+void ncclout_fini(void);
+
 /* serve.c: the node's topology and its plans, one per client limit. */
 int serve_init(void);
 void serve_fini(void);

@@ -4,6 +4,7 @@
 RAILBINDD := $(BUILD)/railbindd
 RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
 	udevmon.c
+RAILBINDD_SRCS += ncclout.c
 RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=.o))
 RAILBINDD_LIBS := $(shell $(PKG_CONFIG) --libs libudev libsystemd)
 CFLAGS += $(shell $(PKG_CONFIG) --cflags libudev libsystemd)

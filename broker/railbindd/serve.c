@@ -276,6 +276,8 @@ int serve_refresh(const char *why)
 	nranks = e && !e->rc ? (long)e->nrank : 0;
 	fp = e && e->doc ? strdup(e->doc) : strdup(e && e->msg ? e->msg : "");
 	clock_gettime(CLOCK_MONOTONIC, &plan_time);
+	/* The file first: a watcher told of the new plan finds it in place. */
+	ncclout_update(ctx, topo, !fingerprint || !fp || strcmp(fp, fingerprint));
 	if (!fingerprint || !fp || strcmp(fp, fingerprint)) {
 		struct json_object *ev = json_object_new_object();
 
@@ -311,6 +313,7 @@ void serve_fini(void)
 	audit_doc = NULL;
 	free(fingerprint);
 	fingerprint = NULL;
+	ncclout_fini();
 	aff_topo_unref(topo);
 	topo = NULL;
 	aff_ctx_unref(ctx);

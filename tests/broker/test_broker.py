@@ -397,6 +397,42 @@ def test_watch_and_reload(tmp):
     check(rc == 0 and not os.path.exists(b.sock), "SIGTERM: exit 0, socket removed")
 
 
+def test_nccl_topo_file(tmp):
+    """railbind.conf nccl-topo-file: written on start, rewritten on a new plan."""
+    inp = os.path.join(tmp, "node.xml")
+    shutil.copy(DGX, inp)
+    out = os.path.join(tmp, "nvidia-topologyd", "virtualTopology.xml")
+    conf = os.path.join(tmp, "railbind.conf")
+    with open(conf, "w") as f:
+        f.write("nccl-topo-file = %s\n" % out)
+
+    def export(src):
+        return run(["nccl-topo", "--input", src]).stdout
+
+    b = Broker(tmp, inp, "--config", conf)
+    try:
+        w = connect(b.sock, timeout=5)
+        w.sendall(b'{"v":1,"op":"watch"}\n')
+        json.loads(read_line(w))
+        with open(out) as f:
+            first = f.read()
+        check(first and first == export(DGX), "nccl-topo-file written on start, as nccl-topo writes it")
+        shutil.copy(SMALL, inp + ".new")
+        os.rename(inp + ".new", inp)
+        os.kill(b.p.pid, signal.SIGHUP)
+        ev = json.loads(read_line(w))
+        with open(out) as f:
+            second = f.read()
+        check(ev.get("event") == "plan" and second == export(SMALL) and second != first,
+              "nccl-topo-file rewritten when the plan's generation changes")
+        left = [n for n in os.listdir(os.path.dirname(out)) if n != "virtualTopology.xml"]
+        check(not left, "no temporary file left beside it: %r" % left)
+        w.close()
+    finally:
+        rc = b.stop()
+    check(rc == 0, "broker with nccl-topo-file exits 0")
+
+
 def test_nobody(tmp, b):
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         print("SKIP: the unprivileged cases need root and setpriv")
@@ -589,8 +625,8 @@ def main():
     os.chmod(base, 0o755)   # nobody must reach the socket
     tests = [test_concurrent, test_busy_and_fallback, test_cli_errors, test_protocol,
              test_nobody]
-    later = (test_watch_and_reload, test_kill9, test_binds, test_sd_notify_and_activation,
-             test_valgrind)
+    later = (test_watch_and_reload, test_nccl_topo_file, test_kill9, test_binds,
+             test_sd_notify_and_activation, test_valgrind)
     wrap = ()
     if os.environ.get("RB_VALGRIND"):
         # check-broker-valgrind: the main broker under memcheck; its exit code

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The node model -> NCCL topology XML (<system version="1">), the file NCCL
+ * reads from NCCL_TOPO_FILE or /var/run/nvidia-topologyd/virtualTopology.xml.
+ *
+ * The shape is the one NCCL writes itself (src/graph/xml.cc): one <cpu> per
+ * NUMA node, holding the PCIe switches as nested <pci> (the upstream port's
+ * address; root and downstream ports are not listed, as NCCL skips them) and
+ * the GPUs and NICs as <pci> leaves with a <gpu> or <nic><net/></nic>.
+ *
+ * Only what the model knows is written. NCCL fills every missing attribute
+ * from the live node (sysfs, NVML, its net plugin) before it reads the file,
+ * so leaving one out is always safe; a guessed one would override the truth.
+ * The choices, each a fact the model does or does not hold:
+ *  - numaid="-1" on a <cpu> for devices of unknown locality (sysfs
+ *    numa_node -1), with the whole machine's CPUs as affinity, as NCCL
+ *    itself writes it; a locality spanning several nodes is also -1, its
+ *    affinity narrowed to those nodes' CPUs;
+ *  - every NUMA node gets a <cpu>, even one without GPU or NIC, so that the
+ *    file holds all of the node's CPUs (affinity "00000000" for CPU-less
+ *    memory nodes);
+ *  - a switch is written only where the model has one (hwloc's bridges, an
+ *    NCCL file's nested <pci>): a source without bridges gives devices right
+ *    under their <cpu>, never an invented switch;
+ *  - several root complexes of one NUMA node share its <cpu>: NCCL has no
+ *    NODE class, their devices are PHB to each other (DESIGN.md);
+ *  - a device below a switch goes where the switch is, in its <cpu>, even
+ *    when its own sysfs numa_node differs (-1): NCCL places it so too, and
+ *    the format has NUMA per <cpu> only, so that difference is lost;
+ *  - sm and rank (NVML's and the job's) are never written; gpu dev is the
+ *    index among accelerators of the same vendor in PCI order (NVML's
+ *    order); gdr only where the peer-memory support is known;
+ *  - net: name, dev (the rail's index; NCCL renumbers it after its plugin),
+ *    port, speed (Mb/s), guid, gdr when known; maxconn, coll and latency
+ *    are the plugin's and are left to it;
+ *  - the host name, cores, SMT siblings, caches and netdev names have no
+ *    place in the format and are lost.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libxml/tree.h>
+
+#include "model.h"
+#include "xml_lazy.h"
+
+/* One <cpu> element: a NUMA node, or a locality without one (-1). */
+struct xcpu {
+	int numaid;
+	hwloc_const_bitmap_t cpus;
+	xmlNode *node;
+};
+
+struct xout {
+	const struct aff_topo *t;
+	bool *keep;		/* per dev: written (endpoint, or a switch above one) */
+	int *xparent;		/* per dev: nearest written switch above, -1 */
+	int *order;		/* written devs in PCI order */
+	size_t norder;
+	struct xcpu *cpu;
+	size_t ncpu;
+	int *loc_cpu;		/* per locality: index in cpu[] */
+};
+
+static int setf(xmlNode *n, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int setf(xmlNode *n, const char *name, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return aff_xml_loaded()->new_prop(n, (const xmlChar *)name,
+					  (const xmlChar *)buf) ? 0 : -ENOMEM;
+}
+
+static int sets(xmlNode *n, const char *name, const char *value)
+{
+	return aff_xml_loaded()->new_prop(n, (const xmlChar *)name,
+					  (const xmlChar *)value) ? 0 : -ENOMEM;
+}
+
+static xmlNode *child(xmlNode *parent, const char *name)
+{
+	return aff_xml_loaded()->new_child(parent, NULL, (const xmlChar *)name,
+					   NULL);
+}
+
+/* "ffffffff,0000ffff": sysfs cpumap, 32-bit words, most significant first. */
+static char *cpumask(hwloc_const_bitmap_t set)
+{
+	int last = hwloc_bitmap_iszero(set) ? 0 : hwloc_bitmap_last(set);
+	int words = last / 32 + 1, w;
+	char *s;
+
+	if (last < 0)		/* infinite: not a real CPU set */
+		return NULL;
+	s = malloc((size_t)words * 9);
+	if (!s)
+		return NULL;
+	for (w = words - 1; w >= 0; w--) {
+		unsigned long v = hwloc_bitmap_to_ith_ulong(set, (unsigned)w / 2);
+
+		if (sizeof(unsigned long) == 8)
+			v = w % 2 ? v >> 32 : v & 0xffffffffu;
+		else
+			v = hwloc_bitmap_to_ith_ulong(set, (unsigned)w);
+		sprintf(s + (size_t)(words - 1 - w) * 9, "%08lx%s", v, w ? "," : "");
+	}
+	return s;
+}
+
+/* hwloc sources: the object the model's PCI device came from. */
+static hwloc_obj_t hw_pci(const struct aff_topo *t, const struct aff_dev *d)
+{
+	hwloc_obj_t o = NULL;
+
+	if (!t->hw || !d->pci[0])
+		return NULL;
+	while ((o = hwloc_get_next_pcidev(t->hw, o)))
+		if (o->attr->pcidev.domain == d->domain &&
+		    o->attr->pcidev.bus == d->bus &&
+		    o->attr->pcidev.dev == d->devno &&
+		    o->attr->pcidev.func == d->func)
+			return o;
+	while ((o = hwloc_get_next_bridge(t->hw, o))) {
+		const struct hwloc_pcidev_attr_s *p = &o->attr->bridge.upstream.pci;
+
+		if (o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI &&
+		    p->domain == d->domain && p->bus == d->bus && p->dev == d->devno &&
+		    p->func == d->func)
+			return o;
+	}
+	return NULL;
+}
+
+static int pci_attrs(const struct xout *x, xmlNode *n, const struct aff_dev *d)
+{
+	hwloc_obj_t o = hw_pci(x->t, d);
+	int rc = sets(n, "busid", d->pci);
+
+	if (d->class_id >= 0)
+		rc |= setf(n, "class", "0x%04x00", d->class_id);
+	else if (d->type == AFF_DEV_BRIDGE)
+		/* A switch known by its structure only: a PCI bridge all the same. */
+		rc |= sets(n, "class", "0x060400");
+	if (d->vendor >= 0)
+		rc |= setf(n, "vendor", "0x%04x", d->vendor);
+	if (d->device >= 0)
+		rc |= setf(n, "device", "0x%04x", d->device);
+	if (o) {
+		const struct hwloc_pcidev_attr_s *p = o->type == HWLOC_OBJ_BRIDGE ?
+			&o->attr->bridge.upstream.pci : &o->attr->pcidev;
+
+		if (p->subvendor_id || p->subdevice_id) {
+			rc |= setf(n, "subsystem_vendor", "0x%04x", p->subvendor_id);
+			rc |= setf(n, "subsystem_device", "0x%04x", p->subdevice_id);
+		}
+	}
+	/* NCCL's own spelling, the key of its kvDictPciGen. */
+	if (d->link_speed > 0)
+		rc |= setf(n, "link_speed", "%.1f GT/s PCIe", d->link_speed);
+	if (d->link_width > 0)
+		rc |= setf(n, "link_width", "%d", d->link_width);
+	return rc ? -ENOMEM : 0;
+}
+
+/* nvidia_peermem or dma-buf: GPUDirect RDMA works; none: it does not. */
+static int gdr_known(const struct aff_topo *t)
+{
+	if (!t->peer_memory)
+		return -1;
+	return strcmp(t->peer_memory, "none") ? 1 : 0;
+}
+
+static int gpu_elem(const struct xout *x, xmlNode *pci, int dev)
+{
+	const struct aff_topo *t = x->t;
+	const struct aff_dev *d = &t->dev[dev];
+	xmlNode *g = child(pci, "gpu");
+	int i, same = 0, gdr = gdr_known(t);
+
+	if (!g)
+		return -ENOMEM;
+	for (i = 0; i < d->gpu; i++)
+		if (t->dev[t->gpus[i]].vendor == d->vendor)
+			same++;
+	if (setf(g, "dev", "%d", same) < 0 || (gdr >= 0 && setf(g, "gdr", "%d", gdr) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
+static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
+{
+	const struct aff_topo *t = x->t;
+	xmlNode *nic = NULL;
+	int gdr = gdr_known(t), rc = 0;
+	size_t r;
+
+	for (r = 0; r < t->nrail && !rc; r++) {
+		const struct aff_rail *rl = &t->rail[r];
+		xmlNode *net;
+
+		/* A rail known by its PCI address only: the <pci> says enough. */
+		if (rl->dev != dev || !rl->name)
+			continue;
+		if (!nic && !(nic = child(parent, "nic")))
+			return -ENOMEM;
+		net = child(nic, "net");
+		if (!net)
+			return -ENOMEM;
+		rc |= sets(net, "name", rl->name);
+		rc |= setf(net, "dev", "%zu", r);
+		if (rl->rate > 0)
+			rc |= setf(net, "speed", "%d", rl->rate * 1000);
+		if (rl->port > 0)
+			rc |= setf(net, "port", "%d", rl->port);
+		/* Written only when known: the importer takes a GUID for RDMA. */
+		if (rl->guid)
+			rc |= setf(net, "guid", "0x%llx", rl->guid);
+		if (gdr >= 0)
+			rc |= setf(net, "gdr", "%d", rl->rdma ? gdr : 0);
+	}
+	return rc ? -ENOMEM : 0;
+}
+
+static int emit(const struct xout *x, xmlNode *parent, int above, size_t cpu);
+
+static int emit_dev(const struct xout *x, xmlNode *parent, int i, size_t cpu)
+{
+	const struct aff_dev *d = &x->t->dev[i];
+	xmlNode *n;
+	int rc;
+
+	/* A NIC without an address (a VM's): its <nic> sits in the parent. */
+	if (!d->pci[0])
+		return d->type == AFF_DEV_ENDPOINT ? nic_elem(x, parent, i) : 0;
+	n = child(parent, "pci");
+	if (!n)
+		return -ENOMEM;
+	rc = pci_attrs(x, n, d);
+	if (rc < 0)
+		return rc;
+	if (d->type != AFF_DEV_ENDPOINT)
+		return emit(x, n, i, cpu);
+	if (d->gpu >= 0)
+		return gpu_elem(x, n, i);
+	return nic_elem(x, n, i);
+}
+
+/* The written devices whose nearest written switch is @above, in PCI order. */
+static int emit(const struct xout *x, xmlNode *parent, int above, size_t cpu)
+{
+	size_t k;
+	int rc;
+
+	for (k = 0; k < x->norder; k++) {
+		int i = x->order[k], loc = x->t->dev[i].loc;
+
+		if (x->xparent[i] != above)
+			continue;
+		/* The tree wins below a switch: NCCL has NUMA per <cpu> only. */
+		if (above < 0 && (loc < 0 || (size_t)x->loc_cpu[loc] != cpu))
+			continue;
+		rc = emit_dev(x, parent, i, cpu);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int add_cpu(struct xout *x, int numaid, hwloc_const_bitmap_t cpus)
+{
+	size_t k;
+
+	if (numaid >= 0)
+		for (k = 0; k < x->ncpu; k++)
+			if (x->cpu[k].numaid == numaid)
+				return (int)k;
+	x->cpu[x->ncpu].numaid = numaid;
+	x->cpu[x->ncpu].cpus = cpus;
+	return (int)x->ncpu++;
+}
+
+static int numa_cmp(const void *a, const void *b)
+{
+	const struct aff_numa *x = a, *y = b;
+
+	return x->os_index < y->os_index ? -1 : x->os_index > y->os_index;
+}
+
+static int pci_order(const void *a, const void *b, void *arg)
+{
+	const struct aff_topo *t = arg;
+	const struct aff_dev *x = &t->dev[*(const int *)a], *y = &t->dev[*(const int *)b];
+
+	return strcmp(x->pci, y->pci);
+}
+
+/* What to write: accelerators, rails, the switches above them; the <cpu>s. */
+static int plan_output(struct xout *x)
+{
+	const struct aff_topo *t = x->t;
+	struct aff_numa *numa;
+	size_t k;
+	int i;
+
+	x->keep = calloc(t->ndev + 1, sizeof(*x->keep));
+	x->xparent = calloc(t->ndev + 1, sizeof(*x->xparent));
+	x->order = calloc(t->ndev + 1, sizeof(*x->order));
+	x->cpu = calloc(t->nnuma + t->nloc + 1, sizeof(*x->cpu));
+	x->loc_cpu = calloc(t->nloc + 1, sizeof(*x->loc_cpu));
+	numa = malloc((t->nnuma + 1) * sizeof(*numa));
+	if (!x->keep || !x->xparent || !x->order || !x->cpu || !x->loc_cpu || !numa) {
+		free(numa);
+		return -ENOMEM;
+	}
+	for (k = 0; k < t->ngpu; k++)
+		x->keep[t->gpus[k]] = true;
+	for (k = 0; k < t->nrail; k++)
+		x->keep[t->rail[k].dev] = true;
+	for (k = 0; k < t->ndev; k++) {
+		if (!x->keep[k] || t->dev[k].type != AFF_DEV_ENDPOINT)
+			continue;
+		for (i = t->dev[k].parent; i >= 0; i = t->dev[i].parent)
+			if (t->dev[i].is_switch)
+				x->keep[i] = true;
+	}
+	for (k = 0; k < t->ndev; k++) {
+		x->xparent[k] = -1;
+		for (i = t->dev[k].parent; i >= 0; i = t->dev[i].parent)
+			if (x->keep[i] && t->dev[i].is_switch) {
+				x->xparent[k] = i;
+				break;
+			}
+		if (x->keep[k])
+			x->order[x->norder++] = (int)k;
+	}
+	qsort_r(x->order, x->norder, sizeof(*x->order), pci_order, (void *)t);
+
+	/* Every NUMA node, in number order, then the localities without one. */
+	memcpy(numa, t->numa, t->nnuma * sizeof(*numa));
+	qsort(numa, t->nnuma, sizeof(*numa), numa_cmp);
+	for (k = 0; k < t->nnuma; k++)
+		add_cpu(x, (int)numa[k].os_index, numa[k].cpuset);
+	free(numa);
+	for (k = 0; k < t->nloc; k++) {
+		const struct aff_locality *l = &t->loc[k];
+
+		if (l->known && l->numa >= 0)
+			x->loc_cpu[k] = add_cpu(x, l->numa, l->cpuset);
+		else
+			x->loc_cpu[k] = -1;
+	}
+	/* Unknown or multi-node localities: one numaid="-1" <cpu> each, and
+	 * only where something is written. */
+	for (k = 0; k < x->norder; k++) {
+		int loc = t->dev[x->order[k]].loc;
+
+		if (x->xparent[x->order[k]] < 0 && loc >= 0 && x->loc_cpu[loc] < 0)
+			x->loc_cpu[loc] = add_cpu(x, -1, t->loc[loc].known ?
+						  t->loc[loc].cpuset : t->all_cpus);
+	}
+	return 0;
+}
+
+static const char *nccl_arch(const char *uname_m)
+{
+	if (!strcmp(uname_m, "x86_64"))
+		return "x86_64";
+	if (!strcmp(uname_m, "aarch64") || !strcmp(uname_m, "arm64"))
+		return "arm64";
+	if (!strncmp(uname_m, "ppc64", 5))
+		return "ppc64";
+	return NULL;
+}
+
+/* arch, vendor, familyid, modelid from hwloc, when the source has them. */
+static int cpu_ids(const struct aff_topo *t, xmlNode *n, int numaid)
+{
+	const char *arch, *v;
+	hwloc_obj_t o = NULL;
+	int rc = 0;
+
+	if (!t->hw)
+		return 0;
+	v = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t->hw), "Architecture");
+	arch = v ? nccl_arch(v) : NULL;
+	if (arch)
+		rc |= sets(n, "arch", arch);
+	if (numaid >= 0) {
+		o = hwloc_get_numanode_obj_by_os_index(t->hw, (unsigned)numaid);
+		while (o && o->type != HWLOC_OBJ_PACKAGE)
+			o = o->parent;
+	}
+	if (!o)
+		o = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_PACKAGE, 0);
+	if (!o)
+		return rc ? -ENOMEM : 0;
+	if ((v = hwloc_obj_get_info_by_name(o, "CPUVendor")))
+		rc |= sets(n, "vendor", v);
+	if ((v = hwloc_obj_get_info_by_name(o, "CPUFamilyNumber")))
+		rc |= sets(n, "familyid", v);
+	if ((v = hwloc_obj_get_info_by_name(o, "CPUModelNumber")))
+		rc |= sets(n, "modelid", v);
+	return rc ? -ENOMEM : 0;
+}
+
+static int build(struct xout *x, xmlNode *sys)
+{
+	size_t k;
+	int rc;
+
+	for (k = 0; k < x->ncpu; k++) {
+		xmlNode *n = child(sys, "cpu");
+		char *mask;
+
+		if (!n || setf(n, "numaid", "%d", x->cpu[k].numaid) < 0)
+			return -ENOMEM;
+		mask = cpumask(x->cpu[k].cpus);
+		rc = mask ? sets(n, "affinity", mask) : 0;
+		free(mask);
+		if (rc < 0 || cpu_ids(x->t, n, x->cpu[k].numaid) < 0)
+			return -ENOMEM;
+		x->cpu[k].node = n;
+	}
+	for (k = 0; k < x->ncpu; k++) {
+		rc = emit(x, x->cpu[k].node, -1, k);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+AFF_EXPORT int aff_topo_nccl_xml(const struct aff_topo *t, unsigned long flags,
+				 char **out)
+{
+	const struct aff_xml *lx = aff_xml("nccl-topo", NULL, 0);
+	struct xout x = { .t = t };
+	xmlDoc *doc = NULL;
+	xmlNode *sys = NULL;
+	xmlBuffer *buf = NULL;
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (flags)
+		return -EINVAL;
+	if (!lx)
+		return -ELIBACC;
+	doc = lx->new_doc((const xmlChar *)"1.0");
+	sys = doc ? lx->new_doc_node(doc, NULL, (const xmlChar *)"system", NULL) : NULL;
+	buf = lx->buffer_create();
+	if (doc && sys && buf && !sets(sys, "version", "1")) {
+		lx->set_root(doc, sys);
+		rc = plan_output(&x);
+		if (!rc)
+			rc = build(&x, sys);
+	}
+	/* The element alone, no <?xml?> prolog: NCCL's own files have none. */
+	if (!rc && lx->node_dump(buf, doc, sys, 0, 1) < 0)
+		rc = -ENOMEM;
+	if (!rc && asprintf(out, "%s\n", (const char *)lx->buffer_content(buf)) < 0) {
+		*out = NULL;
+		rc = -ENOMEM;
+	}
+	if (buf)
+		lx->buffer_free(buf);
+	if (doc)
+		lx->free_doc(doc);
+	free(x.keep);
+	free(x.xparent);
+	free(x.order);
+	free(x.cpu);
+	free(x.loc_cpu);
+	return rc;
+}
+
+AFF_EXPORT int aff_topo_nccl_write(const struct aff_topo *t, const char *path,
+				   char *err, size_t errlen)
+{
+	char *xml = NULL;
+	int rc = aff_topo_nccl_xml(t, 0, &xml);
+
+	if (rc < 0 || !xml)
+		return aff_seterr(err, errlen, rc < 0 ? -rc : ENOMEM, "nccl-topo: %s: %s",
+				  path, strerror(rc < 0 ? -rc : ENOMEM));
+	rc = aff_write_atomic("nccl-topo", path, xml, strlen(xml), err, errlen);
+	free(xml);
+	return rc;
+}
