@@ -30,101 +30,10 @@ int peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
 	return 0;
 }
 
-static char *read_small(const char *path, size_t *len)
-{
-	char *buf = malloc(65536);
-	ssize_t n;
-	int fd;
-
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return NULL;
-	}
-	n = read(fd, buf, 65535);
-	close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
-
-/* The cgroup v2 cpuset of @pid ("0::/path" -> cpuset.cpus.effective). */
-static char *cgroup_cpus(pid_t pid)
-{
-	char path[512], *cg, *line, *s, *nl;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	cg = read_small(path, NULL);
-	if (!cg)
-		return NULL;
-	line = strstr(cg, "0::");
-	if (line != cg && line && line[-1] != '\n')
-		line = NULL;
-	if (!line) {
-		free(cg);
-		return NULL;
-	}
-	line += 3;
-	nl = strchr(line, '\n');
-	if (nl)
-		*nl = '\0';
-	snprintf(path, sizeof(path), "%s/sys/fs/cgroup%s/cpuset.cpus.effective",
-		 conf.root ? conf.root : "", line);
-	free(cg);
-	s = read_small(path, NULL);
-	if (s && (nl = strchr(s, '\n')))
-		*nl = '\0';
-	if (s && !*s) {
-		free(s);
-		s = NULL;
-	}
-	return s;
-}
-
-char *peer_allowed_cpus(pid_t pid)
-{
-	char path[64], *status, *p, *cg, *out = NULL;
-	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	status = read_small(path, NULL);
-	p = status ? strstr(status, "\nCpus_allowed_list:") : NULL;
-	if (a && b && p) {
-		char *nl;
-
-		p += strlen("\nCpus_allowed_list:");
-		p += strspn(p, " \t");
-		nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		if (hwloc_bitmap_list_sscanf(a, p) == 0) {
-			/* Affinity is already inside the cpuset; the cpuset is
-			 * read too, so a race with a move between cgroups
-			 * cannot widen it. */
-			cg = cgroup_cpus(pid);
-			if (cg && hwloc_bitmap_list_sscanf(b, cg) == 0 && !hwloc_bitmap_iszero(b))
-				hwloc_bitmap_and(a, a, b);
-			free(cg);
-			if (hwloc_bitmap_list_asprintf(&out, a) < 0)
-				out = NULL;
-		}
-	}
-	free(status);
-	hwloc_bitmap_free(a);
-	hwloc_bitmap_free(b);
-	return out;
-}
-
 /*
- * The whole of /proc/<pid>/environ: a variable past the first 64 KiB must
- * count too, or a claim would be checked against none (and widen).
+ * A whole /proc or cgroup file (@len may be NULL). Whole, not a first
+ * buffer's worth: a variable past the first 64 KiB of /proc/<pid>/environ
+ * must count too, or a claim would be checked against none (and widen).
  */
 static char *read_all(const char *path, size_t *len)
 {
@@ -159,8 +68,76 @@ static char *read_all(const char *path, size_t *len)
 		return NULL;
 	}
 	buf[n] = '\0';
-	*len = n;
+	if (len)
+		*len = n;
 	return buf;
+}
+
+/* The cgroup v2 cpuset of @pid ("0::/path" -> cpuset.cpus.effective). */
+static char *cgroup_cpus(pid_t pid)
+{
+	char path[512], *cg, *line, *s, *nl;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	cg = read_all(path, NULL);
+	if (!cg)
+		return NULL;
+	line = strstr(cg, "0::");
+	if (line != cg && line && line[-1] != '\n')
+		line = NULL;
+	if (!line) {
+		free(cg);
+		return NULL;
+	}
+	line += 3;
+	nl = strchr(line, '\n');
+	if (nl)
+		*nl = '\0';
+	snprintf(path, sizeof(path), "%s/sys/fs/cgroup%s/cpuset.cpus.effective",
+		 conf.root ? conf.root : "", line);
+	free(cg);
+	s = read_all(path, NULL);
+	if (s && (nl = strchr(s, '\n')))
+		*nl = '\0';
+	if (s && !*s) {
+		free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+char *peer_allowed_cpus(pid_t pid)
+{
+	char path[64], *status, *p, *cg, *out = NULL;
+	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	status = read_all(path, NULL);
+	p = status ? strstr(status, "\nCpus_allowed_list:") : NULL;
+	if (a && b && p) {
+		char *nl;
+
+		p += strlen("\nCpus_allowed_list:");
+		p += strspn(p, " \t");
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (hwloc_bitmap_list_sscanf(a, p) == 0) {
+			/* Affinity is already inside the cpuset; the cpuset is
+			 * read too, so a race with a move between cgroups
+			 * cannot widen it. */
+			cg = cgroup_cpus(pid);
+			if (cg && hwloc_bitmap_list_sscanf(b, cg) == 0 && !hwloc_bitmap_iszero(b))
+				hwloc_bitmap_and(a, a, b);
+			free(cg);
+			if (hwloc_bitmap_list_asprintf(&out, a) < 0)
+				out = NULL;
+		}
+	}
+	free(status);
+	hwloc_bitmap_free(a);
+	hwloc_bitmap_free(b);
+	return out;
 }
 
 int peer_visible_gpus(pid_t pid, char **out)
@@ -186,7 +163,7 @@ unsigned long long peer_start_time(pid_t pid)
 	int field;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	stat = read_small(path, NULL);
+	stat = read_all(path, NULL);
 	/* comm may hold spaces and parentheses: count from the last ')'. */
 	p = stat ? strrchr(stat, ')') : NULL;
 	for (field = 2; p && field < 22; field++)
