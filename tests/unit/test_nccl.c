@@ -193,6 +193,57 @@ static void test_smt_layout(void **state)
 	aff_topo_unref(t);
 }
 
+/*
+ * numaid="-1" (how NCCL, and railbind nccl-topo, write devices of unknown
+ * NUMA node): read after the numbered <cpu>s, whatever their order in the
+ * file; with an affinity covering the whole two-node machine the locality
+ * is unknown, with one node's CPUs it is that node.
+ */
+static void test_unknown_numaid(void **state)
+{
+	struct aff_topo *t = load_text(*state,
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"-1\" affinity=\"0000ffff\">\n"
+		"  " GPU("41:00")
+		" </cpu>\n"
+		" <cpu numaid=\"0\" affinity=\"000000ff\">\n"
+		"  " GPU("01:00")
+		" </cpu>\n"
+		" <cpu numaid=\"1\" affinity=\"0000ff00\">\n"
+		"  <pci busid=\"0000:81:00.0\" class=\"0x020700\" vendor=\"0x15b3\">\n"
+		"   <nic><net name=\"mlx5_0\" port=\"1\" guid=\"0x2\"/></nic></pci>\n"
+		" </cpu>\n"
+		" <cpu numaid=\"-1\" affinity=\"0000ff00\">\n"
+		"  " GPU("c1:00")
+		" </cpu>\n"
+		"</system>\n");
+	const struct aff_locality *loc;
+	size_t i, seen = 0;
+
+	assert_int_equal(t->nnuma, 2);
+	assert_int_equal(aff_topo_gpu_count(t), 3);
+	for (i = 0; i < t->ndev; i++) {
+		if (!t->dev[i].has_gpu_osdev)
+			continue;
+		loc = &t->loc[t->dev[i].loc];
+		seen++;
+		if (strstr(t->dev[i].pci, "41:00")) {
+			assert_false(loc->known);
+		} else if (strstr(t->dev[i].pci, "c1:00")) {
+			assert_true(loc->known);
+			assert_int_equal(loc->numa, 1);
+		} else {
+			assert_true(loc->known);
+			assert_int_equal(loc->numa, 0);
+		}
+	}
+	assert_int_equal(seen, 3);
+	/* The rail's GUID is kept (the export writes it back). */
+	assert_int_equal(t->nrail, 1);
+	assert_int_equal(t->rail[0].guid, 2);
+	aff_topo_unref(t);
+}
+
 static void test_bad(void **state)
 {
 	struct tmp *tmp = *state;
@@ -282,6 +333,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nic_without_net, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smt_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_numaid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_require_gpu, setup, teardown),
 		cmocka_unit_test(test_cpumask),
