@@ -65,6 +65,84 @@ class Qmp:
         return msg or {"error": "no reply"}
 
 
+def qemu_command(qmp_path, kernel, initrd, cmdline, extra):
+    """The guest every test boots: TCG only (nested KVM hangs on the CI
+    hosts), two NUMA nodes of one CPU each, tests/vm's PCIe tree
+    (topology.py), the serial console on stdio and QMP on @qmp_path."""
+    return [
+        "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg,thread=multi",
+        "-cpu", "max", "-smp", "2,sockets=2,cores=1,threads=1", "-m", "1024",
+        "-object", "memory-backend-ram,id=m0,size=512M",
+        "-object", "memory-backend-ram,id=m1,size=512M",
+        "-numa", "node,nodeid=0,cpus=0,memdev=m0",
+        "-numa", "node,nodeid=1,cpus=1,memdev=m1",
+        "-nodefaults", "-display", "none", "-no-reboot",
+        "-serial", "stdio", "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+        "-kernel", kernel, "-initrd", initrd, "-append", cmdline,
+    ] + extra + topology.qemu_devices()
+
+
+class Tap:
+    """The guest's TAP stream read off the serial console: counts, failures,
+    the plan, "@@done"; QMP commands the guest asks for are carried out."""
+
+    def __init__(self, qmp, log):
+        self.qmp, self.log = qmp, log
+        self.failed = 0
+        self.seen = 0
+        self.plan = None
+        self.done = None
+
+    def line(self, line):
+        self.log.write(line + "\n")
+        self.log.flush()
+        if line.startswith("@@qmp "):
+            reply = self.qmp.cmd(json.loads(line[6:]))
+            if "error" in reply:
+                print("# qmp error: %s" % reply["error"], flush=True)
+        elif line.startswith("@@done"):
+            self.done = line
+        elif line.startswith(("ok ", "not ok ")):
+            self.seen += 1
+            if line.startswith("not ok") and "# TODO" not in line:
+                self.failed += 1
+            print(line, flush=True)
+        elif line.startswith("1.."):
+            self.plan = int(line[3:].split()[0])
+            print(line, flush=True)
+        elif line.startswith(("# ", "Bail out!")):
+            print(line, flush=True)
+            if line.startswith("Bail out!"):
+                self.failed += 1
+        elif ("BUG:" in line or "WARNING:" in line or "Oops" in line
+              or "Kernel panic" in line or "Call Trace" in line):
+            print("# console: " + line, flush=True)
+
+    def relay(self, p, deadline, on_line=None):
+        """Until "@@done", QEMU's exit or @deadline (False when that passed).
+        @on_line sees each console line first; True from it means handled."""
+        sel = selectors.DefaultSelector()
+        sel.register(p.stdout, selectors.EVENT_READ)
+        pending = b""
+        while self.done is None:
+            if time.time() > deadline:
+                return False
+            if not sel.select(timeout=1):
+                if p.poll() is not None:
+                    break
+                continue
+            data = os.read(p.stdout.fileno(), 65536)
+            if not data:
+                break
+            pending += data
+            while b"\n" in pending:
+                raw, pending = pending.split(b"\n", 1)
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                if not (on_line and on_line(line)):
+                    self.line(line)
+        return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     for opt in ("label", "release", "kernel", "initrd", "top", "work"):
@@ -80,83 +158,31 @@ def main():
     # RAILBIND_VM_ONLY=stress,cli: the topology scenario and these only.
     if os.environ.get("RAILBIND_VM_ONLY"):
         cmdline += " rb.only=" + os.environ["RAILBIND_VM_ONLY"]
-    # TCG only: nested KVM hangs on the CI hosts.
-    qemu = [
-        "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg,thread=multi",
-        "-cpu", "max", "-smp", "2,sockets=2,cores=1,threads=1", "-m", "1024",
-        "-object", "memory-backend-ram,id=m0,size=512M",
-        "-object", "memory-backend-ram,id=m1,size=512M",
-        "-numa", "node,nodeid=0,cpus=0,memdev=m0",
-        "-numa", "node,nodeid=1,cpus=1,memdev=m1",
-        "-nodefaults", "-display", "none", "-no-reboot",
-        "-serial", "stdio", "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
-        "-kernel", a.kernel, "-initrd", a.initrd, "-append", cmdline,
+    qemu = qemu_command(qmp_path, a.kernel, a.initrd, cmdline, [
         "-fsdev", "local,id=hostfs,path=/,security_model=none,readonly=on,multidevs=remap",
         "-device", "virtio-9p-pci,fsdev=hostfs,mount_tag=hostroot,bus=pcie.0,addr=0x10",
-    ] + topology.qemu_devices()
+    ])
     start = time.time()
     p = subprocess.Popen(qemu, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     qmp = Qmp(qmp_path)
     qmp.connect(start + 30)
-    sel = selectors.DefaultSelector()
-    sel.register(p.stdout, selectors.EVENT_READ)
-    pending = b""
-    failed = 0
-    done = None
-    plan = None
-    seen = 0
-    while done is None:
-        if time.time() - start > a.timeout:
-            print("not ok - %s: the VM did not finish in %d s" % (a.label, a.timeout))
-            failed += 1
-            break
-        if not sel.select(timeout=1):
-            if p.poll() is not None:
-                break
-            continue
-        data = os.read(p.stdout.fileno(), 65536)
-        if not data:
-            break
-        pending += data
-        while b"\n" in pending:
-            raw, pending = pending.split(b"\n", 1)
-            line = raw.decode("utf-8", "replace").rstrip("\r")
-            log.write(line + "\n")
-            log.flush()
-            if line.startswith("@@qmp "):
-                reply = qmp.cmd(json.loads(line[6:]))
-                if "error" in reply:
-                    print("# qmp error: %s" % reply["error"])
-            elif line.startswith("@@done"):
-                done = line
-            elif line.startswith(("ok ", "not ok ")):
-                seen += 1
-                if line.startswith("not ok") and "# TODO" not in line:
-                    failed += 1
-                print(line, flush=True)
-            elif line.startswith("1.."):
-                plan = int(line[3:].split()[0])
-                print(line, flush=True)
-            elif line.startswith(("# ", "Bail out!")):
-                print(line, flush=True)
-                if line.startswith("Bail out!"):
-                    failed += 1
-            elif ("BUG:" in line or "WARNING:" in line or "Oops" in line
-                  or "Kernel panic" in line or "Call Trace" in line):
-                print("# console: " + line, flush=True)
+    tap = Tap(qmp, log)
+    if not tap.relay(p, start + a.timeout):
+        print("not ok - %s: the VM did not finish in %d s" % (a.label, a.timeout))
+        tap.failed += 1
     try:
         p.kill()
     except OSError:
         pass
     p.wait()
     print("# %s: %s in %.0f s (console log: %s)" % (
-        a.label, done or "no result", time.time() - start,
+        a.label, tap.done or "no result", time.time() - start,
         os.path.join(a.work, "console.log")))
-    if plan is None or seen != plan:
-        print("not ok - %s: %s of %s planned tests reported" % (a.label, seen, plan))
-        failed += 1
-    return 1 if failed else 0
+    if tap.plan is None or tap.seen != tap.plan:
+        print("not ok - %s: %s of %s planned tests reported" % (a.label, tap.seen, tap.plan))
+        tap.failed += 1
+    return 1 if tap.failed else 0
 
 
 if __name__ == "__main__":
