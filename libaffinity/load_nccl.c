@@ -439,6 +439,8 @@ int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
 
 	if (!x)
 		return -ELIBACC;
+	if (aff_xml_check_encoding(buf, len, name, err, errlen) < 0)
+		return -EINVAL;
 	x->reset_last_error();
 	/* libxml2 takes an int length; a longer text is no topology. */
 	if (len <= 64u << 20)

@@ -153,6 +153,12 @@ int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen);
 /* Loaders. */
 int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen);
+/*
+ * Refuse an XML declaration naming an encoding other than UTF-8 or ASCII
+ * (input.c): 0, or -EINVAL with err set. @buf is the file's first bytes.
+ */
+int aff_xml_check_encoding(const char *buf, size_t len, const char *path,
+			   char *err, size_t errlen);
 int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
 		  size_t errlen);
 /* The same from len bytes in memory (the fuzz target's entry); name is for

@@ -128,6 +128,47 @@ static void test_hwloc_pu_without_os_index(void **state)
 }
 
 /*
+ * fuzz_hwloc (campaign of 2026-12-01, 10,378 executions): a file declaring
+ * encoding="UTF-7" with bytes UTF-7 cannot hold crashed the fuzzer inside
+ * glibc's UTF-7 converter, after hwloc's libxml2 plugin had parsed it.
+ * Files declaring any encoding but UTF-8/ASCII are refused before a parser
+ * runs, hwloc and NCCL files alike; UTF-8, ASCII and none still load.
+ */
+static void test_xml_encoding(void **state)
+{
+	static const char *const refused[] = { "UTF-7", "utf-16", "ISO-2022-CN-EXT", "latin1" };
+	static const char *const fine[] = { "UTF-8", "utf-8", "US-ASCII", NULL };
+	char xml[1024], err[1024];
+	struct aff_topo *t = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(xml, sizeof(xml), "<?xml version=\"1.0\" encoding='%s'?>\n"
+			 "<topology>\x07\xff\xff\x79</topology>\n", refused[i]);
+		err[0] = '\0';
+		assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+		assert_null(t);
+		assert_non_null(strstr(err, "XML encoding"));
+		assert_non_null(strstr(err, refused[i]));
+		err[0] = '\0';
+		assert_int_equal(aff_load_nccl_mem(NULL, xml, strlen(xml), "mem", err,
+						   sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "mem: XML encoding"));
+	}
+	for (i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+		snprintf(xml, sizeof(xml), "<?xml version=\"1.0\"%s%s%s?>\n"
+			 "<system version=\"1\"><cpu numaid=\"0\" affinity=\"0000000f\">"
+			 "<pci busid=\"0000:01:00.0\" class=\"0x030200\" vendor=\"0x10de\">"
+			 "<gpu dev=\"0\"/></pci></cpu></system>\n",
+			 fine[i] ? " encoding=\"" : "", fine[i] ? fine[i] : "", fine[i] ? "\"" : "");
+		assert_int_equal(load_text(xml, &t, err, sizeof(err)), 0);
+		assert_int_equal(aff_topo_gpu_count(t), 1);
+		t = aff_topo_unref(t);
+	}
+}
+
+/*
  * fuzz_plan_spec: allowed CPUs were read by hwloc_bitmap_list_sscanf(),
  * which took "1,0=" for {1} (dropping CPU 0 and the typo silently) and spun
  * for seconds on "1,009-1,0=" into an inconsistent bitmap. The strict
@@ -187,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_hwloc_missing_complete_cpuset),
 		cmocka_unit_test(test_hwloc_missing_complete_nodeset),
 		cmocka_unit_test(test_hwloc_pu_without_os_index),
+		cmocka_unit_test(test_xml_encoding),
 		cmocka_unit_test(test_cpulist_strict),
 		cmocka_unit_test(test_plan_allowed_garbage),
 	};
