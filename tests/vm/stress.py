@@ -418,25 +418,32 @@ def scenario_storm(g, broker, mod, ep, cycles):
     g.tap(sorted(p) == sorted(gpus) and all(p.values()),
           "the broker serves a plan for every GPU after the storm", p)
 
-    # Leaks: quiet cycles without the module, then with it.
+    # Leaks: quiet cycles without the module (the kernel's own noise, for
+    # the log), then two rounds with it. kmalloc-96 alone swings by a few
+    # hundred objects over 50 cycles (-300 and +366 in one run), so a round
+    # proves nothing alone: a leak of the module's grows in every round,
+    # noise does not, and the smaller round is what is judged.
     d = {}
     for label, loaded in (("without", False), ("with", True)):
         r = mod.unload() if not loaded else mod.load()
         st.run(2)
-        time.sleep(0.3)
-        a = slab()
-        n, fails = st.run(cycles)
-        time.sleep(0.3)
-        d[label] = slab_delta(a, slab())
-        print("# storm: %d quiet cycles %s the module: kmalloc objects %+d, vmalloc %+d kB (%s)"
-              % (n, label, d[label][0], d[label][1], d[label][2]), flush=True)
-        if r.returncode or fails:
-            g.tap(False, "quiet cycles %s the module" % label, r.stdout + str(fails))
-    objs = d["with"][0] - d["without"][0]
-    vmk = d["with"][1] - d["without"][1]
+        rounds = []
+        for _ in range(1 if label == "without" else 2):
+            time.sleep(0.3)
+            a = slab()
+            n, fails = st.run(cycles)
+            time.sleep(0.3)
+            rounds.append(slab_delta(a, slab()))
+            print("# storm: %d quiet cycles %s the module: kmalloc objects %+d, vmalloc %+d kB (%s)"
+                  % (n, label, rounds[-1][0], rounds[-1][1], rounds[-1][2]), flush=True)
+            if r.returncode or fails:
+                g.tap(False, "quiet cycles %s the module" % label, r.stdout + str(fails))
+        d[label] = (min(x[0] for x in rounds), min(x[1] for x in rounds))
+    objs, vmk = d["with"]
     g.tap(objs < 400 and vmk < 256,
-          "railbind keeps nothing per hotplug: %d cycles with the module cost %+d kmalloc "
-          "objects and %+d kB vmalloc more than without" % (cycles, objs, vmk))
+          "railbind keeps nothing per hotplug: %d cycles with the module grew kmalloc by %+d "
+          "objects and vmalloc by %+d kB in the smaller of two rounds (without it: %+d, %+d kB)"
+          % (cycles, objs, vmk, d["without"][0], d["without"][1]))
 
 
 def scenario_unload(g, broker, mod, ep, cycles):
@@ -448,9 +455,17 @@ def scenario_unload(g, broker, mod, ep, cycles):
     gpus = [ep[e[0]]["pci"] for e in topology.ENDPOINTS if e[1] == "gpu"]
     busy, gone, back, tries, fails = 0, 0, 0, 0, []
     t0 = time.time()
-    before = slab()
+    # Two rounds, each measured: kmalloc-96 swings by hundreds of objects
+    # under the readers (+424 once over one round of 20); a leak of the
+    # module's grows in both rounds, and the smaller one is judged.
+    deltas = []
     with Queries(g, broker, gpus, cli=False, hold=0.02, gap=0.02) as q:
         for i in range(cycles):
+            if i in (0, cycles // 2):
+                if i:
+                    time.sleep(0.5)
+                    deltas.append(slab_delta(before, slab()))
+                before = slab()
             held = os.open("/dev/railbind", os.O_RDONLY)
             err = delete_module("railbind")
             data = os.pread(held, 1 << 20, 0)
@@ -482,7 +497,10 @@ def scenario_unload(g, broker, mod, ep, cycles):
                     st["module"].get("generation") == 1:
                 back += 1
     time.sleep(0.5)
-    objs, vmk, top = slab_delta(before, slab())
+    deltas.append(slab_delta(before, slab()))
+    objs = min(x[0] for x in deltas)
+    vmk = min(x[1] for x in deltas)
+    top = "; ".join("%+d: %s" % (x[0], x[2]) for x in deltas)
     print("# unload: %d cycles in %.0f s, %d EAGAIN with a descriptor open, %d retries "
           "while readers held it, broker saw absent %d and present %d times, %s, kmalloc "
           "objects %+d, vmalloc %+d kB (%s)" % (cycles, time.time() - t0, busy, tries, gone,
@@ -499,8 +517,8 @@ def scenario_unload(g, broker, mod, ep, cycles):
     g.tap(q.get("broker", "ok") and not q.get("broker", "bad"),
           "the broker kept serving plans across the unloads", q.summary())
     g.tap(objs < 400 and vmk < 512,
-          "no slab/vmalloc growth over the unloads (kmalloc objects %+d, vmalloc %+d kB)"
-          % (objs, vmk))
+          "no slab/vmalloc growth over the unloads (kmalloc objects %+d, vmalloc %+d kB, "
+          "the smaller of two rounds)" % (objs, vmk))
 
 
 def scenarios(g, top, mod, ep, storm_cycles, unload_cycles):
