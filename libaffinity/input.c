@@ -220,6 +220,70 @@ static const char *unpaired_set(const struct aff_xml *x, const xmlNode *n)
 	return indexed ? NULL : "os_index";
 }
 
+/*
+ * hwloc's bitmap syntax, as hwloc writes it: words of "0x" and 1-16 hex
+ * digits, comma separated, an empty word for a zero one, the first possibly
+ * "0xf...f" (an infinite set), at least one word with digits. hwloc 2.9.0
+ * asserts (aborts the process) on some other texts, such as ",x00010001"
+ * (fuzz_hwloc).
+ */
+static bool bitmap_text_ok(const char *v)
+{
+	bool digits = false;
+	size_t k;
+
+	if (!strncmp(v, "0xf...f", 7)) {
+		v += 7;
+		if (!*v)
+			return true;
+		if (*v++ != ',')
+			return false;
+		digits = true;
+	}
+	/* A leading empty word makes hwloc 2.9.0 assert (",0x1"), a trailing
+	 * one is never written. */
+	if (*v == ',' || !*v)
+		return false;
+	for (;;) {
+		/* An empty word inside is hwloc's shorthand for 0x00000000 (",,"). */
+		if (*v && *v != ',') {
+			if (strncmp(v, "0x", 2))
+				return false;
+			v += 2;
+			for (k = 0; isxdigit((unsigned char)v[k]); k++)
+				;
+			if (k < 1 || k > 16)
+				return false;
+			v += k;
+			digits = true;
+		}
+		if (!*v)
+			return digits;
+		if (*v++ != ',' || !*v)
+			return false;
+	}
+}
+
+/* The first set attribute of @n hwloc could not parse, or NULL. */
+static const char *bad_bitmap(const struct aff_xml *x, const xmlNode *n)
+{
+	static const char *const sets[] = {
+		"cpuset", "complete_cpuset", "allowed_cpuset", "online_cpuset",
+		"nodeset", "complete_nodeset", "allowed_nodeset",
+	};
+	const char *bad = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(sets) / sizeof(sets[0]) && !bad; i++) {
+		xmlChar *v = x->get_prop(n, (const xmlChar *)sets[i]);
+
+		if (v && !bitmap_text_ok((const char *)v))
+			bad = sets[i];
+		x->free(v);
+	}
+	return bad;
+}
+
 static int check_cpusets(const struct aff_xml *x, const xmlNode *n,
 			 const char *path, char *err, size_t errlen)
 {
@@ -239,6 +303,11 @@ static int check_cpusets(const struct aff_xml *x, const xmlNode *n,
 			return aff_seterr(err, errlen, EINVAL,
 					  "%s:%ld: <object> with a %s but no complete_%s",
 					  path, x->line_no(n), set, set);
+		set = strcmp((const char *)n->name, "object") ? NULL : bad_bitmap(x, n);
+		if (set)
+			return aff_seterr(err, errlen, EINVAL,
+					  "%s:%ld: <object> %s is not a bitmap such as 0x000000ff,0xffffffff",
+					  path, x->line_no(n), set);
 		rc = check_cpusets(x, n->children, path, err, errlen);
 	}
 	return rc;

@@ -169,6 +169,46 @@ static void test_xml_encoding(void **state)
 }
 
 /*
+ * fuzz_hwloc (campaign of 2026-12-01, 27,181 executions): hwloc 2.9.0
+ * asserts in hwloc_bitmap_sscanf() (abort: railbind topo --input died) on a
+ * set with a leading empty word, ",0x00000001". Set attributes must have
+ * hwloc's own syntax; its ",," shorthand for a zero word still loads.
+ */
+static void test_hwloc_bitmap_syntax(void **state)
+{
+	static const char *const bad[] = { ",0x00000001", ",x00010001", "0x1,", "1", "0x", "" };
+	static const char *const good[] = { "0x00000001", "0x1,,0x0", "0x00000001,0x0" };
+	char xml[2048], err[1024];
+	struct aff_topo *t = NULL;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]) + sizeof(good) / sizeof(good[0]); i++) {
+		bool ok = i >= sizeof(bad) / sizeof(bad[0]);
+		const char *set = ok ? good[i - sizeof(bad) / sizeof(bad[0])] : bad[i];
+
+		snprintf(xml, sizeof(xml),
+			 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+			 "<topology version=\"2.0\">\n"
+			 " <object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"%s\" allowed_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+			 "  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"2\"/>\n"
+			 "  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
+			 " </object>\n"
+			 "</topology>\n", set);
+		err[0] = '\0';
+		if (ok) {
+			if (load_text(xml, &t, err, sizeof(err)))
+				fail_msg("complete_cpuset=\"%s\" refused: %s", set, err);
+			t = aff_topo_unref(t);
+		} else {
+			assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
+			assert_null(t);
+			assert_non_null(strstr(err, ":3: <object> complete_cpuset is not a bitmap"));
+		}
+	}
+}
+
+/*
  * fuzz_plan_spec: allowed CPUs were read by hwloc_bitmap_list_sscanf(),
  * which took "1,0=" for {1} (dropping CPU 0 and the typo silently) and spun
  * for seconds on "1,009-1,0=" into an inconsistent bitmap. The strict
@@ -229,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_hwloc_missing_complete_nodeset),
 		cmocka_unit_test(test_hwloc_pu_without_os_index),
 		cmocka_unit_test(test_xml_encoding),
+		cmocka_unit_test(test_hwloc_bitmap_syntax),
 		cmocka_unit_test(test_cpulist_strict),
 		cmocka_unit_test(test_plan_allowed_garbage),
 	};
