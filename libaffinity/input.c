@@ -292,8 +292,8 @@ static int check_cpusets(const struct aff_xml *x, const xmlNode *n,
 	for (; n && rc > 0; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
-		const char *set = strcmp((const char *)n->name, "object") ?
-				  NULL : unpaired_set(x, n);
+		bool object = !strcmp((const char *)n->name, "object");
+		const char *set = object ? unpaired_set(x, n) : NULL;
 
 		if (set && !strcmp(set, "os_index"))
 			return aff_seterr(err, errlen, EINVAL,
@@ -303,7 +303,7 @@ static int check_cpusets(const struct aff_xml *x, const xmlNode *n,
 			return aff_seterr(err, errlen, EINVAL,
 					  "%s:%ld: <object> with a %s but no complete_%s",
 					  path, x->line_no(n), set, set);
-		set = strcmp((const char *)n->name, "object") ? NULL : bad_bitmap(x, n);
+		set = object ? bad_bitmap(x, n) : NULL;
 		if (set)
 			return aff_seterr(err, errlen, EINVAL,
 					  "%s:%ld: <object> %s is not a bitmap such as 0x000000ff,0xffffffff",
