@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "fleet.h"
+#include "internal.h"
 #include "railbind.h"
 
 struct worker {
@@ -27,21 +28,6 @@ struct worker {
 	char *buf;	/* a line not yet complete */
 	size_t len, cap;
 };
-
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, s, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		s += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
 
 static void __attribute__((noreturn)) work(struct aff_ctx *ctx, char *const *files,
 					   size_t n, size_t first, size_t step, int fd)
@@ -54,7 +40,7 @@ static void __attribute__((noreturn)) work(struct aff_ctx *ctx, char *const *fil
 				NULL;
 
 		/* A record that cannot be sent is missing; the parent says so. */
-		if (!s || write_all(fd, s, strlen(s)) < 0 || write_all(fd, "\n", 1) < 0)
+		if (!s || aff_write_all(fd, s, strlen(s)) < 0 || aff_write_all(fd, "\n", 1) < 0)
 			_exit(1);
 		json_object_put(rec);
 	}

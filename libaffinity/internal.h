@@ -57,6 +57,9 @@ void aff_log(const struct aff_ctx *ctx, int priority, const char *file,
 int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* write() all of @buf to @fd, through EINTR and short writes: 0 or -errno. */
+int aff_write_all(int fd, const char *buf, size_t len);
+
 /*
  * Write @buf to @path whole or not at all: a temporary file beside it, fsync,
  * rename, fsync of the directory; mode 0644. "-" is stdout. @what starts the

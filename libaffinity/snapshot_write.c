@@ -18,7 +18,7 @@
 #include "discover.h"
 #include "internal.h"
 
-static int write_all(int fd, const char *buf, size_t len)
+int aff_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
@@ -41,7 +41,7 @@ static int write_stdout(const char *what, const char *buf, size_t len, char *err
 
 	/* Flush what stdio already holds so our bytes land after it, not before. */
 	fflush(stdout);
-	ret = write_all(STDOUT_FILENO, buf, len);
+	ret = aff_write_all(STDOUT_FILENO, buf, len);
 	if (ret < 0)
 		aff_seterr(err, errlen, 0, "%s: writing to stdout: %s", what, strerror(-ret));
 	return ret;
@@ -90,7 +90,7 @@ static int write_file(const char *what, const char *path, const char *buf, size_
 		goto fail;
 	}
 	step = "writing";
-	ret = write_all(fd, buf, len);
+	ret = aff_write_all(fd, buf, len);
 	if (ret < 0)
 		goto fail;
 	/* mkostemp() creates 0600; a snapshot is meant to be read by other tools. */
