@@ -160,7 +160,6 @@ int cmd_fleet(int argc, char **argv)
 	struct list files = { 0 };
 	struct aff_ctx *ctx = NULL;
 	hwloc_topology_t anchor = NULL;
-	char err[1024] = "";
 	int c, rc, jobs = 0;
 	size_t i;
 
@@ -187,15 +186,9 @@ int cmd_fleet(int argc, char **argv)
 		rb_error("fleet: expected a directory or files of snapshots or audits");
 		return RB_EXIT_UNKNOWN;
 	}
-	ctx = aff_ctx_new(NULL);
-	if (!ctx) {
-		rb_error("fleet: %s", strerror(errno));
+	if (rb_ctx(&o, &ctx) < 0) {
+		aff_ctx_unref(ctx);
 		return RB_EXIT_UNKNOWN;
-	}
-	rc = aff_ctx_load_config(ctx, o.config, err, sizeof(err));
-	if (rc < 0) {
-		rb_error("config: %s", *err ? err : strerror(-rc));
-		goto out;
 	}
 	/*
 	 * hwloc dlopen()s its plugins when the first topology is created and

@@ -44,6 +44,8 @@ int cmd_nccl_topo(int argc, char **argv);
 /* utils.c */
 extern const char *rb_prog;
 void rb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Context with the config loaded (--root, --config), or -errno, said on stderr. */
+int rb_ctx(const struct rb_opts *o, struct aff_ctx **ctx);
 /* Context with the config loaded and the topology, or an exit code < 0. */
 int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
 	    struct aff_topo **topo);

@@ -24,6 +24,22 @@ void rb_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int rb_ctx(const struct rb_opts *o, struct aff_ctx **ctx)
+{
+	char err[1024] = "";
+	int rc;
+
+	*ctx = aff_ctx_new(o->root);
+	if (!*ctx) {
+		rb_error("cannot create a context: %s", strerror(errno));
+		return -errno;
+	}
+	rc = aff_ctx_load_config(*ctx, o->config, err, sizeof(err));
+	if (rc < 0)
+		rb_error("config: %s", *err ? err : strerror(-rc));
+	return rc;
+}
+
 int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
 	    struct aff_topo **topo)
 {
@@ -31,16 +47,9 @@ int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
 	int rc;
 
 	*topo = NULL;
-	*ctx = aff_ctx_new(o->root);
-	if (!*ctx) {
-		rb_error("cannot create a context: %s", strerror(errno));
-		return -errno;
-	}
-	rc = aff_ctx_load_config(*ctx, o->config, err, sizeof(err));
-	if (rc < 0) {
-		rb_error("config: %s", err);
+	rc = rb_ctx(o, ctx);
+	if (rc < 0)
 		return rc;
-	}
 	rc = aff_topo_load(*ctx, o->input, 0, topo, err, sizeof(err));
 	if (rc < 0)
 		rb_error("%s", *err ? err : strerror(-rc));
