@@ -47,6 +47,44 @@ CLI_SRCS += nccl_topo.c
 
 .DEFAULT_GOAL := all
 
+# kbuild's output: one "  CC      libaffinity/plan.o" line per step; make V=1
+# prints the commands instead. $(call quiet,TAG,TARGET) starts a recipe line.
+# make -s prints nothing but errors.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+quiet =
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+Q := @
+quiet = @
+else
+Q := @
+quiet = @printf '  %-7s %s\n' '$(1)' '$(call shown,$(2))';
+endif
+ifneq ($(V),1)
+MAKEFLAGS += --no-print-directory
+endif
+# A target as shown: relative to build/ (obj/ left out); another tree
+# (build-asan/, build-fuzz/, BUILD=DIR) by its last name.
+shown_tree = $(if $(filter $(TOP)/build,$(BUILD)),,$(notdir $(BUILD))/)
+shown = $(patsubst $(TOP)/%,%,$(patsubst $(BUILD)/%,$(shown_tree)%,$(patsubst \
+	$(BUILD)/obj/%,$(shown_tree)%,$(1))))
+
+# What the parts build and test against, defined before any fragment is
+# included: a fragment's prerequisites are expanded as make reads them.
+LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
+CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
+LIBAFF_A := $(BUILD)/libaffinity.a
+LIBAFF_SO := $(BUILD)/libaffinity.so.1
+RAILBIND := $(BUILD)/railbind
+RAILBINDD := $(BUILD)/railbindd
+RBGEN := $(BUILD)/rbgen
+# The CLI under valgrind: no leak, no invalid access.
+VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
 # Fragments of the other parts add to LIBAFF_SRCS, CLI_SRCS, CHECKS.
 CHECKS :=
 -include $(TOP)/libaffinity/discover.mk
@@ -60,13 +98,6 @@ CHECKS :=
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk
 -include $(TOP)/tests/ncclexport/ncclexport.mk
-
-LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
-CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
-LIBAFF_A := $(BUILD)/libaffinity.a
-LIBAFF_SO := $(BUILD)/libaffinity.so.1
-RAILBIND := $(BUILD)/railbind
-# Needs RAILBIND and RBGEN in its prerequisites.
 -include $(TOP)/tests/fleet/fleet.mk
 -include $(TOP)/bench/fleet.mk
 
@@ -84,45 +115,41 @@ all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
 
 $(BUILD)/obj/%.o: $(TOP)/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(LIBAFF_A): $(LIBAFF_OBJS)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(call quiet,AR,$@)$(AR) rcs $@ $^
 
 $(LIBAFF_SO): $(LIBAFF_OBJS) $(TOP)/libaffinity/libaffinity.sym
-	$(CC) $(LDFLAGS) -shared -Wl,-soname,libaffinity.so.1 \
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,-soname,libaffinity.so.1 \
 		-Wl,--version-script=$(TOP)/libaffinity/libaffinity.sym \
 		-o $@ $(LIBAFF_OBJS) $(DEP_LIBS)
-	ln -sf libaffinity.so.1 $(BUILD)/libaffinity.so
+	$(Q)ln -sf libaffinity.so.1 $(BUILD)/libaffinity.so
 
 $(RAILBIND): $(CLI_OBJS) $(LIBAFF_A)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBAFF_A) $(DEP_LIBS)
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBAFF_A) $(DEP_LIBS)
 
 $(BUILD)/libaffinity.pc: $(TOP)/libaffinity/libaffinity.pc.in
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
-
-PREFIX ?= /usr/local
-LIBDIR ?= $(PREFIX)/lib
-INCLUDEDIR ?= $(PREFIX)/include
+	$(call quiet,GEN,$@)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
 
 # Unit tests: tests/unit/test_<name>.c, linked against the static library.
 UNIT_SRCS := $(wildcard $(TOP)/tests/unit/test_*.c)
 UNIT_BINS := $(patsubst $(TOP)/tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 $(BUILD)/tests/%: $(TOP)/tests/unit/%.c $(LIBAFF_A) $(wildcard $(TOP)/tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/tests/unit -DTOP='"$(TOP)"' \
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/tests/unit -DTOP='"$(TOP)"' \
 		-DBUILD='"$(BUILD)"' -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
 
 check-unit: $(UNIT_BINS) $(RBGEN_FIXTURES)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 check-cli: $(RAILBIND) $(RBGEN_FIXTURES)
-	RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
 
 check-corpus: $(RAILBIND)
-	RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
 
 check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan check-valgrind
 
@@ -132,10 +159,9 @@ check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan chec
 # once exec'd a binary the other was still linking (EACCES).
 ASAN_CHECKS += check-unit check-cli
 check-asan:
-	$(MAKE) SANITIZE=1 $(ASAN_CHECKS)
+	$(Q)$(MAKE) SANITIZE=1 $(ASAN_CHECKS)
 
-# The CLI under valgrind on every fixture: no leak, no invalid access.
-VALGRIND := valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9
+# The CLI under valgrind on every fixture.
 check-valgrind: $(RAILBIND) $(RBGEN_FIXTURES)
 	@set -e; for f in $(RBGEN_FIXTURES); do for c in topo plan; do \
 		$(VALGRIND) $(RAILBIND) $$c --json --input $$f > /dev/null || \
@@ -144,9 +170,9 @@ check-valgrind: $(RAILBIND) $(RBGEN_FIXTURES)
 
 # The main job: railbind on this machine (or an example node if it has no GPU).
 audit: all $(BUILD)/fixtures/dgx-h100.xml
-	RAILBIND=$(RAILBIND) EXAMPLE=$(BUILD)/fixtures/dgx-h100.xml sh $(TOP)/scripts/run-here.sh
+	$(Q)RAILBIND=$(RAILBIND) EXAMPLE=$(BUILD)/fixtures/dgx-h100.xml sh $(TOP)/scripts/run-here.sh
 
 clean:
-	rm -rf $(TOP)/build $(TOP)/build-asan $(TOP)/build-fuzz
+	$(call quiet,CLEAN,build)rm -rf $(TOP)/build $(TOP)/build-asan $(TOP)/build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

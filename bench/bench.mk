@@ -1,9 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # make bench: railbind against hwloc on the corpus and generated machines
 # (bench/README.md). Needs TOP, BUILD, CC, CFLAGS, LDFLAGS and DEP_LIBS from
-# the including Makefile, and the rules for the library, railbind and rbgen.
-# Prerequisites name the files, not LIBAFF_A/RAILBIND/RBGEN, so this
-# fragment may be included before those variables are set.
+# the including Makefile, and its LIBAFF_A, RAILBIND, RBGEN and quiet.
 
 BENCH_DIR := $(TOP)/bench
 BENCH_ALT := $(BUILD)/bench/alt
@@ -11,15 +9,15 @@ BENCH_PLANBENCH := $(BUILD)/bench/planbench
 
 $(BENCH_ALT): $(BENCH_DIR)/alt.c $(BENCH_DIR)/bench.mk
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
 
-$(BENCH_PLANBENCH): $(BENCH_DIR)/planbench.c $(BUILD)/libaffinity.a $(BENCH_DIR)/bench.mk
+$(BENCH_PLANBENCH): $(BENCH_DIR)/planbench.c $(LIBAFF_A) $(BENCH_DIR)/bench.mk
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(BUILD)/libaffinity.a $(DEP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS)
 
 .PHONY: bench
-bench: $(BUILD)/railbind $(BUILD)/rbgen $(BENCH_ALT) $(BENCH_PLANBENCH)
-	RAILBIND=$(BUILD)/railbind RBGEN=$(BUILD)/rbgen ALT=$(BENCH_ALT) \
+bench: $(RAILBIND) $(RBGEN) $(BENCH_ALT) $(BENCH_PLANBENCH)
+	$(Q)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) ALT=$(BENCH_ALT) \
 		PLANBENCH=$(BENCH_PLANBENCH) BENCH_TMP=$(BUILD)/bench/tmp \
 		sh $(BENCH_DIR)/run.sh
 
@@ -27,11 +25,11 @@ bench: $(BUILD)/railbind $(BUILD)/rbgen $(BENCH_ALT) $(BENCH_PLANBENCH)
 BENCH_BROKERBENCH := $(BUILD)/bench/brokerbench
 $(BENCH_BROKERBENCH): $(BENCH_DIR)/brokerbench.c $(BENCH_DIR)/bench.mk
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -pthread -o $@ $< $(LDFLAGS) -pthread
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -pthread -o $@ $< $(LDFLAGS) -pthread
 
 .PHONY: bench-broker
-bench-broker: $(BUILD)/railbind $(BUILD)/railbindd $(BENCH_BROKERBENCH) \
+bench-broker: $(RAILBIND) $(RAILBINDD) $(BENCH_BROKERBENCH) \
 		$(BUILD)/fixtures/broker-host2.xml
-	RAILBIND=$(BUILD)/railbind RAILBINDD=$(BUILD)/railbindd \
+	$(Q)RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) \
 		BROKERBENCH=$(BENCH_BROKERBENCH) FIXTURE=$(BUILD)/fixtures/broker-host2.xml \
 		sh $(BENCH_DIR)/broker.sh

@@ -29,7 +29,7 @@ $(FUZZ_BUILD)/libaffinity.a: FORCE
 endif
 
 $(FUZZ_BUILD)/fuzz_%: $(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BUILD)/libaffinity.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
+	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
 		$(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
 
 # The broker's pure parts (request.c, claim.c), compiled into the target itself.
@@ -38,7 +38,7 @@ FUZZ_BROKER_DEPS := $(FUZZ_BROKER_SRCS) $(TOP)/broker/railbindd/request.h \
 	$(TOP)/broker/railbindd/railbindd.h $(TOP)/fuzz/fuzz_utf8.h
 $(FUZZ_BUILD)/fuzz_broker_request $(FUZZ_BUILD)/fuzz_rank_env: $(FUZZ_BUILD)/fuzz_%: \
 		$(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BROKER_DEPS) $(FUZZ_BUILD)/libaffinity.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(TOP)/broker/railbindd -fsanitize=fuzzer $(FUZZ_SAN) \
+	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(TOP)/broker/railbindd -fsanitize=fuzzer $(FUZZ_SAN) \
 		-o $@ $< $(FUZZ_BROKER_SRCS) $(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
 
 # fuzz_plan_spec plans every input on these (a no-NUMA, a four-NUMA AMD, a
@@ -57,15 +57,15 @@ FORCE:
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(FUZZ_BINS) $(RBGEN_FIXTURES)
-	$(FUZZ_RUN) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	$(call quiet,FUZZ,$(FUZZ_TARGETS))$(FUZZ_RUN) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # CI: the short version on the project's own seeds only (no shared topologies),
 # each run starting from a fresh corpus so results do not drift between runs.
 # fuzz_hwloc without leak checking here: with the full stacks lsan.supp needs
 # it manages ~50 inputs in 10 s, fast ~1,000 (leaks: check-asan, check-valgrind).
 check-fuzz: $(FUZZ_BINS) $(RBGEN_FIXTURES)
-	rm -rf $(FUZZ_BUILD)/check
-	FUZZ_BIN=$(FUZZ_BUILD) FUZZ_CORPUS=$(FUZZ_BUILD)/check/corpus \
+	$(Q)rm -rf $(FUZZ_BUILD)/check
+	$(call quiet,TEST,$@)FUZZ_BIN=$(FUZZ_BUILD) FUZZ_CORPUS=$(FUZZ_BUILD)/check/corpus \
 		FUZZ_ARTIFACTS=$(FUZZ_BUILD)/check/artifacts TOP=$(TOP) \
 		FIXTURES='$(RBGEN_FIXTURES)' RAILBIND_TOPOLOGIES= \
 		FUZZ_HWLOC_ASAN=detect_leaks=0 \

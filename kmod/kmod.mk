@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Make fragment for railbind.ko, its style checks, the snapshot parser's
 # unit test and the QEMU tests. Included by the top-level Makefile, which
-# defines TOP := $(CURDIR).
+# defines TOP := $(CURDIR), Q and quiet (kbuild's own output needs neither).
 
 TOP ?= $(CURDIR)
 KMOD_BUILD := $(TOP)/build
@@ -21,7 +21,7 @@ define kmod_build
 	@mkdir -p $(KMOD_BUILD)/kmod-$(2)/kmod
 	@cp $(TOP)/Kbuild $(KMOD_BUILD)/kmod-$(2)/Kbuild
 	@cp $(TOP)/kmod/Kbuild $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(KMOD_BUILD)/kmod-$(2)/kmod/
-	$(MAKE) -C $(1) M=$(KMOD_BUILD)/kmod-$(2) W=1 $(3) modules
+	$(Q)$(MAKE) -C $(1) M=$(KMOD_BUILD)/kmod-$(2) W=1 $(3) modules
 endef
 
 .PHONY: kmod kmod-6.12 kmod-clean check-kmod-style check-kmod-unit check-vm check-vm-6.1 check-vm-6.12
@@ -48,10 +48,10 @@ $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl:
 
 check-kmod-style: $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl
 	@command -v sparse >/dev/null || { echo "check-kmod-style: sparse not installed (run tests/vm/deps.sh)" >&2; exit 1; }
-	perl $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --strict --quiet \
+	$(call quiet,CHECK,kmod checkpatch)perl $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --strict --quiet \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(TOP)/kmod/*.c $(TOP)/kmod/*.h \
 		$(TOP)/tests/vm/provider/*.[ch]
-	rm -rf $(KMOD_BUILD)/kmod-sparse $(KMOD_BUILD)/kmod-sparse-6.12
+	$(Q)rm -rf $(KMOD_BUILD)/kmod-sparse $(KMOD_BUILD)/kmod-sparse-6.12
 	@$(call kmod_build,$(KDIR),sparse,C=2) 2>&1 | tee $(KMOD_BUILD)/sparse.log
 	@$(call kmod_build,$(KDIR_612),sparse-6.12,C=2) 2>&1 | tee -a $(KMOD_BUILD)/sparse.log
 	@if grep -E '(warning|error):' $(KMOD_BUILD)/sparse.log | grep -v 'jobserver'; then \
@@ -65,23 +65,23 @@ KMOD_UNIT_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wall -W
 $(KMOD_BUILD)/kmod-unit/test_kmod_snapshot: $(TOP)/tests/unit/test_kmod_snapshot.c \
 		$(TOP)/libaffinity/kmod_snapshot.c $(TOP)/libaffinity/kmod_snapshot.h
 	@mkdir -p $(dir $@)
-	$(CC) $(KMOD_UNIT_CFLAGS) -o $@ $(TOP)/tests/unit/test_kmod_snapshot.c \
+	$(call quiet,CC,$@)$(CC) $(KMOD_UNIT_CFLAGS) -o $@ $(TOP)/tests/unit/test_kmod_snapshot.c \
 		$(TOP)/libaffinity/kmod_snapshot.c -lcmocka
 
 check-kmod-unit: KMOD_UNIT_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 check-kmod-unit: $(KMOD_BUILD)/kmod-unit/test_kmod_snapshot
-	$<
+	$(call quiet,TEST,$@)$<
 
 # QEMU scenarios, one boot per kernel (see tests/vm/README.md).
 check-vm: check-vm-6.1 check-vm-6.12
 
 check-vm-6.1: kmod
-	$(TOP)/tests/vm/run.sh 6.1 $(KDIR)
+	$(call quiet,TEST,$@)$(TOP)/tests/vm/run.sh 6.1 $(KDIR)
 
 check-vm-6.12: kmod-6.12
-	$(TOP)/tests/vm/run.sh 6.12 $(KDIR_612)
+	$(call quiet,TEST,$@)$(TOP)/tests/vm/run.sh 6.12 $(KDIR_612)
 
 kmod-clean:
-	rm -rf $(KMOD_BUILD)/kmod-6.1 $(KMOD_BUILD)/kmod-6.12 $(KMOD_BUILD)/kmod-sparse \
+	$(Q)rm -rf $(KMOD_BUILD)/kmod-6.1 $(KMOD_BUILD)/kmod-6.12 $(KMOD_BUILD)/kmod-sparse \
 		$(KMOD_BUILD)/kmod-sparse-6.12 $(KMOD_BUILD)/checkpatch \
 		$(KMOD_BUILD)/kmod-unit $(KMOD_BUILD)/vm $(KMOD_BUILD)/sparse.log

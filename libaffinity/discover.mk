@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Live discovery, PCI config-space walker and snapshot writer. Included by the top-level
-# Makefile, which defines TOP, BUILD, CC, CFLAGS, HWLOC_CFLAGS/LIBS, CMOCKA_CFLAGS/LIBS.
+# Makefile, which defines TOP, BUILD, CC, CFLAGS, HWLOC_CFLAGS/LIBS, CMOCKA_CFLAGS/LIBS, quiet.
 
 LIBAFF_SRCS += discover.c pcicfg.c snapshot_write.c
 
@@ -11,24 +11,24 @@ RAILBIND_TOPOLOGIES ?= $(TOP)/../shared/topologies
 
 $(DISCOVER_OBJDIR)/%.o: $(TOP)/libaffinity/%.c $(TOP)/libaffinity/discover.h $(TOP)/libaffinity/pcicfg.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(HWLOC_CFLAGS) -c -o $@ $<
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(HWLOC_CFLAGS) -c -o $@ $<
 
 $(DISCOVER_OBJDIR)/test_%.o: $(TOP)/tests/unit/test_%.c $(TOP)/libaffinity/discover.h $(TOP)/libaffinity/pcicfg.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -I$(TOP)/libaffinity $(HWLOC_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -I$(TOP)/libaffinity $(HWLOC_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/unit/test_pcicfg: $(DISCOVER_OBJDIR)/test_pcicfg.o $(DISCOVER_OBJDIR)/pcicfg.o
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)
 
 $(BUILD)/tests/unit/test_discover: $(DISCOVER_OBJDIR)/test_discover.o \
 		$(DISCOVER_OBJDIR)/discover.o $(DISCOVER_OBJDIR)/pcicfg.o \
 		$(DISCOVER_OBJDIR)/snapshot_write.o $(DISCOVER_OBJDIR)/kmod_snapshot.o \
 		$(DISCOVER_OBJDIR)/err.o
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(HWLOC_LIBS) $(CMOCKA_LIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(HWLOC_LIBS) $(CMOCKA_LIBS)
 
 .PHONY: check-discover
 check-discover: $(DISCOVER_TESTS)
-	$(BUILD)/tests/unit/test_pcicfg
+	$(call quiet,TEST,$@)$(BUILD)/tests/unit/test_pcicfg
 	RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" $(BUILD)/tests/unit/test_discover

@@ -22,7 +22,6 @@ NHCDIR ?= $(SYSCONFDIR)/nhc/scripts
 DKMSSRCDIR ?= /usr/src/railbind-$(VERSION)
 
 INSTALL ?= install
-RAILBINDD := $(BUILD)/railbindd
 MAN_PAGES := man1/railbind.1 man8/railbindd.8 man5/railbind.conf.5
 
 # Every file "make install" writes, relative to DESTDIR: uninstall removes
@@ -38,46 +37,46 @@ INSTALLED_FILES = $(BINDIR)/railbind $(SBINDIR)/railbindd \
 .PHONY: install uninstall dkms-install dkms-uninstall
 
 install: all
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+	$(call quiet,INSTALL,$(DESTDIR)$(PREFIX))$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(INCLUDEDIR)/railbind $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(MODULESLOADDIR) $(DESTDIR)$(NHCDIR)
-	$(INSTALL) -m 0755 $(RAILBIND) $(DESTDIR)$(BINDIR)/railbind
+	$(Q)$(INSTALL) -m 0755 $(RAILBIND) $(DESTDIR)$(BINDIR)/railbind
 	@# The broker is built by the broker's part of the tree; until then the
 	@# unit is installed and fails to start, saying the binary is missing.
-	if [ -x $(RAILBINDD) ]; then $(INSTALL) -m 0755 $(RAILBINDD) $(DESTDIR)$(SBINDIR)/railbindd; \
+	$(Q)if [ -x $(RAILBINDD) ]; then $(INSTALL) -m 0755 $(RAILBINDD) $(DESTDIR)$(SBINDIR)/railbindd; \
 	else echo "install: $(RAILBINDD) not built, railbindd not installed" >&2; fi
-	$(INSTALL) -m 0755 $(LIBAFF_SO) $(DESTDIR)$(LIBDIR)/libaffinity.so.1
-	ln -sf libaffinity.so.1 $(DESTDIR)$(LIBDIR)/libaffinity.so
-	$(INSTALL) -m 0644 $(LIBAFF_A) $(DESTDIR)$(LIBDIR)/libaffinity.a
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
+	$(Q)$(INSTALL) -m 0755 $(LIBAFF_SO) $(DESTDIR)$(LIBDIR)/libaffinity.so.1
+	$(Q)ln -sf libaffinity.so.1 $(DESTDIR)$(LIBDIR)/libaffinity.so
+	$(Q)$(INSTALL) -m 0644 $(LIBAFF_A) $(DESTDIR)$(LIBDIR)/libaffinity.a
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' \
 		$(TOP)/libaffinity/libaffinity.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libaffinity.pc
-	$(INSTALL) -m 0644 $(TOP)/libaffinity/affinity.h $(DESTDIR)$(INCLUDEDIR)/railbind/affinity.h
-	$(INSTALL) -m 0644 $(TOP)/man/railbind.1 $(DESTDIR)$(MANDIR)/man1/railbind.1
-	$(INSTALL) -m 0644 $(TOP)/man/railbindd.8 $(DESTDIR)$(MANDIR)/man8/railbindd.8
-	$(INSTALL) -m 0644 $(TOP)/man/railbind.conf.5 $(DESTDIR)$(MANDIR)/man5/railbind.conf.5
-	$(INSTALL) -m 0644 $(TOP)/completions/railbind $(DESTDIR)$(BASHCOMPDIR)/railbind
-	$(INSTALL) -m 0644 $(TOP)/udev/60-railbind.rules $(DESTDIR)$(UDEVRULESDIR)/60-railbind.rules
-	sed -e 's|@SBINDIR@|$(SBINDIR)|g' $(TOP)/udev/railbindd.service.in \
+	$(Q)$(INSTALL) -m 0644 $(TOP)/libaffinity/affinity.h $(DESTDIR)$(INCLUDEDIR)/railbind/affinity.h
+	$(Q)$(INSTALL) -m 0644 $(TOP)/man/railbind.1 $(DESTDIR)$(MANDIR)/man1/railbind.1
+	$(Q)$(INSTALL) -m 0644 $(TOP)/man/railbindd.8 $(DESTDIR)$(MANDIR)/man8/railbindd.8
+	$(Q)$(INSTALL) -m 0644 $(TOP)/man/railbind.conf.5 $(DESTDIR)$(MANDIR)/man5/railbind.conf.5
+	$(Q)$(INSTALL) -m 0644 $(TOP)/completions/railbind $(DESTDIR)$(BASHCOMPDIR)/railbind
+	$(Q)$(INSTALL) -m 0644 $(TOP)/udev/60-railbind.rules $(DESTDIR)$(UDEVRULESDIR)/60-railbind.rules
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' $(TOP)/udev/railbindd.service.in \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/railbindd.service
-	$(INSTALL) -m 0644 $(TOP)/udev/railbindd.socket $(DESTDIR)$(SYSTEMDUNITDIR)/railbindd.socket
-	$(INSTALL) -m 0644 $(TOP)/udev/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/railbind.conf
-	$(INSTALL) -m 0644 $(TOP)/contrib/nhc/railbind.nhc $(DESTDIR)$(NHCDIR)/railbind.nhc
+	$(Q)$(INSTALL) -m 0644 $(TOP)/udev/railbindd.socket $(DESTDIR)$(SYSTEMDUNITDIR)/railbindd.socket
+	$(Q)$(INSTALL) -m 0644 $(TOP)/udev/modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/railbind.conf
+	$(Q)$(INSTALL) -m 0644 $(TOP)/contrib/nhc/railbind.nhc $(DESTDIR)$(NHCDIR)/railbind.nhc
 	@echo "install: done; enable with: systemctl daemon-reload && udevadm control --reload &&" \
 		"systemctl enable --now railbindd.socket railbindd.service (see README)"
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
-	-rmdir $(DESTDIR)$(INCLUDEDIR)/railbind 2>/dev/null
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
+	$(Q)-rmdir $(DESTDIR)$(INCLUDEDIR)/railbind 2>/dev/null
 
 # DKMS: the module's sources and dkms.conf in /usr/src/railbind-VERSION;
 # DKMS rebuilds the module for every kernel installed later (AUTOINSTALL).
 dkms-install:
-	$(INSTALL) -d $(DESTDIR)$(DKMSSRCDIR)/kmod
-	$(INSTALL) -m 0644 $(TOP)/Kbuild $(DESTDIR)$(DKMSSRCDIR)/Kbuild
-	$(INSTALL) -m 0644 $(TOP)/kmod/Kbuild $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(DESTDIR)$(DKMSSRCDIR)/kmod/
-	sed -e 's|@VERSION@|$(VERSION)|g' $(TOP)/udev/dkms.conf.in > $(DESTDIR)$(DKMSSRCDIR)/dkms.conf
+	$(Q)$(INSTALL) -d $(DESTDIR)$(DKMSSRCDIR)/kmod
+	$(Q)$(INSTALL) -m 0644 $(TOP)/Kbuild $(DESTDIR)$(DKMSSRCDIR)/Kbuild
+	$(Q)$(INSTALL) -m 0644 $(TOP)/kmod/Kbuild $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(DESTDIR)$(DKMSSRCDIR)/kmod/
+	$(Q)sed -e 's|@VERSION@|$(VERSION)|g' $(TOP)/udev/dkms.conf.in > $(DESTDIR)$(DKMSSRCDIR)/dkms.conf
 	@if [ -z "$(DESTDIR)" ]; then \
 		command -v dkms >/dev/null || { echo "dkms-install: dkms not installed" >&2; exit 1; }; \
 		dkms status -m railbind -v $(VERSION) | grep -q . || dkms add -m railbind -v $(VERSION); \
@@ -85,14 +84,14 @@ dkms-install:
 	fi
 
 dkms-uninstall:
-	-[ -n "$(DESTDIR)" ] || dkms remove -m railbind -v $(VERSION) --all
-	rm -rf $(DESTDIR)$(DKMSSRCDIR)
+	$(Q)-[ -n "$(DESTDIR)" ] || dkms remove -m railbind -v $(VERSION) --all
+	$(Q)rm -rf $(DESTDIR)$(DKMSSRCDIR)
 
 # What install, uninstall, dkms-install, the man pages, units, rules,
 # completion and NHC module do, without root (tests/boot/install-test.sh).
 .PHONY: check-install
 check-install: all
-	BUILD=$(BUILD) KDIR=$(KDIR) $(TOP)/tests/boot/install-test.sh
+	$(call quiet,TEST,$@)BUILD=$(BUILD) KDIR=$(KDIR) $(TOP)/tests/boot/install-test.sh
 CHECKS += check-install
 
 # The boot test (tests/boot/run.sh): a Debian 12 guest with railbind
@@ -101,5 +100,5 @@ CHECKS += check-install
 # about 1.5 minutes the first time, to debootstrap it into tests/boot/cache/.
 .PHONY: check-boot
 check-boot: all
-	$(TOP)/tests/boot/run.sh $(KDIR)
+	$(call quiet,TEST,$@)$(TOP)/tests/boot/run.sh $(KDIR)
 CHECKS += check-boot

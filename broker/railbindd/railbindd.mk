@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # railbindd, the broker, and its integration tests (tests/broker).
 # Needs TOP, BUILD, CC, CFLAGS, LDFLAGS, DEP_LIBS and the library's rules.
-RAILBINDD := $(BUILD)/railbindd
 RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
 	udevmon.c
 RAILBINDD_SRCS += ncclout.c
@@ -9,28 +8,28 @@ RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=
 RAILBINDD_LIBS := $(shell $(PKG_CONFIG) --libs libudev libsystemd)
 CFLAGS += $(shell $(PKG_CONFIG) --cflags libudev libsystemd)
 
-$(RAILBINDD): $(RAILBINDD_OBJS) $(BUILD)/libaffinity.a
-	$(CC) $(LDFLAGS) -o $@ $(RAILBINDD_OBJS) $(BUILD)/libaffinity.a $(DEP_LIBS) \
+$(RAILBINDD): $(RAILBINDD_OBJS) $(LIBAFF_A)
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $(RAILBINDD_OBJS) $(LIBAFF_A) $(DEP_LIBS) \
 		$(RAILBINDD_LIBS)
 
 all: $(RAILBINDD)
 
 # A fixture shaped like the 2-CPU test machine, so bindings can be applied.
-$(BUILD)/fixtures/broker-host2.xml: $(TOP)/tests/broker/host2.topo $(BUILD)/rbgen
+$(BUILD)/fixtures/broker-host2.xml: $(TOP)/tests/broker/host2.topo $(RBGEN)
 	@mkdir -p $(@D)
-	$(BUILD)/rbgen -o $@ $<
+	$(call quiet,GEN,$@)$(RBGEN) -o $@ $<
 
 .PHONY: check-broker
-check-broker: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml \
+check-broker: $(RAILBINDD) $(RAILBIND) $(BUILD)/fixtures/dgx-h100.xml \
 		$(BUILD)/fixtures/small.xml $(BUILD)/fixtures/broker-host2.xml
-	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
 		RB_NO_VALGRIND=$(SANITIZE) sh $(TOP)/tests/broker/run.sh
 
 # The same tests against an ASan+UBSan build (valgrind left out there), in
 # make check through check-asan's one sub-make.
 .PHONY: check-broker-asan
 check-broker-asan:
-	$(MAKE) SANITIZE=1 check-broker
+	$(Q)$(MAKE) SANITIZE=1 check-broker
 CHECKS += check-broker
 ASAN_CHECKS += check-broker
 
@@ -38,21 +37,21 @@ ASAN_CHECKS += check-broker
 # rank parser, with one test per fuzz finding.
 $(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c \
 		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
-		$(BUILD)/libaffinity.a
+		$(LIBAFF_A)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/broker/railbindd -o $@ $< \
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/broker/railbindd -o $@ $< \
 		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
-		$(LDFLAGS) $(BUILD)/libaffinity.a $(DEP_LIBS) $(CMOCKA_LIBS)
+		$(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
 
 .PHONY: check-broker-unit
 check-broker-unit: $(BUILD)/tests/broker_request
-	$(BUILD)/tests/broker_request
+	$(call quiet,TEST,$@)$(BUILD)/tests/broker_request
 CHECKS += check-broker-unit
 
 # A full and a read-only state directory, wall-clock jumps (tests/broker/faults.sh).
 .PHONY: check-broker-faults
-check-broker-faults: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml
-	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
+check-broker-faults: $(RAILBINDD) $(RAILBIND) $(BUILD)/fixtures/dgx-h100.xml
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
 		sh $(TOP)/tests/broker/faults.sh
 CHECKS += check-broker-faults
 
@@ -61,19 +60,19 @@ CHECKS += check-broker-faults
 LOAD_SECONDS ?= 10
 $(BUILD)/tests/broker_load: $(TOP)/tests/broker/load.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(JSON_LIBS)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(JSON_LIBS)
 
 .PHONY: check-broker-load
 check-broker-load: $(RAILBINDD) $(BUILD)/tests/broker_load $(BUILD)/fixtures/dgx-h100.xml
-	RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) LOAD=$(BUILD)/tests/broker_load \
+	$(call quiet,TEST,$@)RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) LOAD=$(BUILD)/tests/broker_load \
 		sh $(TOP)/tests/broker/load.sh $(LOAD_SECONDS)
 CHECKS += check-broker-load
 
 # The main broker of tests/broker under valgrind memcheck, for the tests
 # without timing bounds (RB_VALGRIND in test_broker.py).
 .PHONY: check-broker-valgrind
-check-broker-valgrind: $(RAILBINDD) $(BUILD)/railbind $(BUILD)/fixtures/dgx-h100.xml \
+check-broker-valgrind: $(RAILBINDD) $(RAILBIND) $(BUILD)/fixtures/dgx-h100.xml \
 		$(BUILD)/fixtures/small.xml $(BUILD)/fixtures/broker-host2.xml
-	RAILBIND=$(BUILD)/railbind RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) RB_VALGRIND=1 \
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) RB_VALGRIND=1 \
 		sh $(TOP)/tests/broker/run.sh
 CHECKS += check-broker-valgrind

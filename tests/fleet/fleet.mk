@@ -14,7 +14,7 @@ endif
 CHECKS += check-fleet
 ASAN_CHECKS += check-fleet
 check-fleet: $(RAILBIND) $(RBGEN)
-	$(FLEET_ENV) RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) sh $(TOP)/tests/fleet/run.sh
+	$(call quiet,TEST,$@)$(FLEET_ENV) RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) sh $(TOP)/tests/fleet/run.sh
 
 check-fleet-asan:
-	$(MAKE) SANITIZE=1 check-fleet
+	$(Q)$(MAKE) SANITIZE=1 check-fleet

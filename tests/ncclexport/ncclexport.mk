@@ -3,7 +3,7 @@
 CHECKS += check-ncclexport
 .PHONY: check-ncclexport
 check-ncclexport: $(RAILBIND) $(RBGEN_FIXTURES)
-	RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/ncclexport/run.sh
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/ncclexport/run.sh
 
 # The export under valgrind on every fixture: no leak, no invalid access.
 CHECKS += check-ncclexport-valgrind

@@ -12,5 +12,5 @@ STATIC_CFLAGS = -std=c11 -D_GNU_SOURCE -DRAILBIND_VERSION="$(VERSION)" \
 CHECKS += check-static
 .PHONY: check-static
 check-static:
-	TOP=$(TOP) FILES='$(STATIC_FILES)' CFLAGS_TIDY='$(STATIC_CFLAGS)' \
+	$(call quiet,TEST,$@)TOP=$(TOP) FILES='$(STATIC_FILES)' CFLAGS_TIDY='$(STATIC_CFLAGS)' \
 		sh $(TOP)/tests/static/run.sh
