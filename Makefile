@@ -88,6 +88,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 # Fragments of the other parts add to LIBAFF_SRCS, CLI_SRCS, CHECKS.
 CHECKS :=
 -include $(TOP)/libaffinity/discover.mk
+-include $(TOP)/libaffinity/gpu.mk
 -include $(TOP)/tests/gen/gen.mk
 -include $(TOP)/kmod/kmod.mk
 -include $(TOP)/bench/bench.mk

@@ -23,6 +23,7 @@ struct rb_opts {
 	bool json;
 	bool pretty;
 	int details;
+	unsigned long load_flags;	/* aff_topo_load()'s (AFF_LOAD_GPU_LIBS) */
 };
 
 /* One subcommand: name, handler, one-line help. */

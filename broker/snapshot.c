@@ -57,6 +57,9 @@ int cmd_snapshot(int argc, char **argv)
 		return RB_EXIT_USAGE;
 	}
 	rc = aff_discover_live(root, &hw, &rep, err, sizeof(err));
+	/* A snapshot keeps what NVML and ROCm SMI say, for topo --input anywhere. */
+	if (!rc && (rc = aff_discover_gpu_libs(hw, root, &rep)) < 0)
+		hwloc_topology_destroy(hw);
 	if (rc < 0) {
 		rb_error("snapshot: %s", *err ? err : strerror(-rc));
 		return RB_EXIT_FAIL;

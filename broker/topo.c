@@ -12,81 +12,36 @@
 
 #include "model.h"
 #include "railbind.h"
+#include "topo_matrix.h"
+
+enum {
+	OPT_SVG = 0x200,
+};
 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: %s topo [OPTIONS]\n"
-		"Show the path class between every GPU and every rail NIC, and each GPU's\n"
-		"CPU and NUMA affinity, like nvidia-smi topo -m.\n\n"
-		RB_COMMON_HELP, rb_prog);
-}
-
-static const char *legend =
-	"Legend:\n"
-	"  PIX  = through at most one PCIe switch\n"
-	"  PXB  = through several PCIe switches, not the host bridge\n"
-	"  PHB  = through a PCIe host bridge (root complex)\n"
-	"  NODE = across root complexes of one NUMA node\n"
-	"  SYS  = across NUMA nodes (the inter-socket link)\n";
-
-static void print_text(struct json_object *doc, int details)
-{
-	struct json_object *gpus, *nics, *paths;
-	size_t g, n, ng, nn;
-
-	json_object_object_get_ex(doc, "gpus", &gpus);
-	json_object_object_get_ex(doc, "nics", &nics);
-	json_object_object_get_ex(doc, "paths", &paths);
-	ng = json_object_array_length(gpus);
-	nn = json_object_array_length(nics);
-	printf("%-7s", "");
-	for (n = 0; n < nn; n++)
-		printf(" NIC%-3zu", n);
-	printf(" %-20s %s\n", "CPU Affinity", "NUMA Affinity");
-	for (g = 0; g < ng; g++) {
-		struct json_object *gj = json_object_array_get_idx(gpus, g);
-		struct json_object *row = json_object_array_get_idx(paths, g);
-		const char *cpus = rb_jstr(gj, "cpus"), *numa = rb_jstr(gj, "numa");
-
-		printf("GPU%-4zu", g);
-		for (n = 0; n < nn; n++)
-			printf(" %-6s", json_object_get_string(
-				json_object_array_get_idx(row, n)));
-		printf(" %-20s %s\n", cpus ? cpus : "unknown",
-		       numa ? numa : "unknown");
-	}
-	if (!ng)
-		printf("(no GPU or accelerator)\n");
-	printf("\nGPUs:\n");
-	for (g = 0; g < ng; g++)
-		printf("  GPU%zu: %s\n", g,
-		       rb_jstr(json_object_array_get_idx(gpus, g), "pci"));
-	printf("NICs:\n");
-	for (n = 0; n < nn; n++) {
-		struct json_object *nj = json_object_array_get_idx(nics, n);
-		const char *name = rb_jstr(nj, "name"), *pci = rb_jstr(nj, "pci");
-		const char *netdev = rb_jstr(nj, "netdev"), *numa = rb_jstr(nj, "numa");
-		struct json_object *rdma;
-
-		json_object_object_get_ex(nj, "rdma", &rdma);
-		printf("  NIC%zu: %-10s %s", n, name ? name : "-",
-		       pci ? pci : "(no PCI address)");
-		if (netdev)
-			printf(" %s", netdev);
-		if (details)
-			printf(" numa %s%s", numa ? numa : "unknown",
-			       json_object_get_boolean(rdma) ? "" : " (no RDMA)");
-		putchar('\n');
-	}
-	if (!nn)
-		printf("  (no rail NIC)\n");
-	printf("\n%s", legend);
+		"Show the path class between every two GPUs, every GPU and rail NIC and every\n"
+		"two rail NICs, each GPU's CPU and NUMA affinity, UUID and MIG instances, like\n"
+		"nvidia-smi topo -m (NVLink and XGMI from NVML and ROCm SMI where installed).\n\n"
+		RB_COMMON_HELP
+		"      --svg FILE     draw the node into FILE (SVG): sockets, NUMA nodes, root\n"
+		"                     complexes, switches, GPUs, NICs, NVLink; each rank's\n"
+		"                     GPU and NIC in one colour, pairs the audit fails in red\n",
+		rb_prog);
 }
 
 int cmd_topo(int argc, char **argv)
 {
-	static const struct option longopts[] = { RB_COMMON_LONG, { 0 } };
-	struct rb_opts o = { 0 };
+	static const struct option longopts[] = {
+		RB_COMMON_LONG,
+		{ "svg", required_argument, NULL, OPT_SVG },
+		{ 0 }
+	};
+	/* The matrix wants what NVML and ROCm SMI know (no effect on a file). */
+	struct rb_opts o = { .load_flags = AFF_LOAD_GPU_LIBS };
+	const char *svg = NULL;
+	char err[1024] = "";
 	struct aff_ctx *ctx = NULL;
 	struct aff_topo *topo = NULL;
 	struct json_object *doc;
@@ -96,6 +51,10 @@ int cmd_topo(int argc, char **argv)
 				NULL)) != -1) {
 		if (rb_common_opt(c, optarg, &o))
 			continue;
+		if (c == OPT_SVG) {
+			svg = optarg;
+			continue;
+		}
 		if (c == 'h') {
 			usage(stdout);
 			return RB_EXIT_OK;
@@ -112,8 +71,22 @@ int cmd_topo(int argc, char **argv)
 		aff_ctx_unref(ctx);
 		return RB_EXIT_FAIL;
 	}
+	if (svg && o.json) {
+		rb_error("topo: --svg and --json both write a document; give one");
+		aff_topo_unref(topo);
+		aff_ctx_unref(ctx);
+		return RB_EXIT_USAGE;
+	}
+	if (svg) {
+		rc = rb_topo_svg(topo, svg, err, sizeof(err));
+		if (rc < 0)
+			rb_error("topo: %s", *err ? err : strerror(-rc));
+		aff_topo_unref(topo);
+		aff_ctx_unref(ctx);
+		return rc < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
+	}
 	doc = aff_topo_to_json(topo);
-	rc = rb_emit(doc, &o, print_text);
+	rc = rb_emit(doc, &o, rb_topo_text);
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);
 	return rc;

@@ -50,7 +50,7 @@ int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
 	rc = rb_ctx(o, ctx);
 	if (rc < 0)
 		return rc;
-	rc = aff_topo_load(*ctx, o->input, 0, topo, err, sizeof(err));
+	rc = aff_topo_load(*ctx, o->input, o->load_flags, topo, err, sizeof(err));
 	if (rc < 0)
 		rb_error("%s", *err ? err : strerror(-rc));
 	return rc;

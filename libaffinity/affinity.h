@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* API version: major << 16 | minor. A major change breaks callers. */
-#define AFF_API_VERSION 0x00010002u
+#define AFF_API_VERSION 0x00010003u
 #define AFF_API_MAJOR(v) ((v) >> 16)
 
 /**
@@ -79,6 +79,15 @@ int aff_ctx_load_config(struct aff_ctx *ctx, const char *path, char *err,
 enum aff_load_flags {
 	/* Reject an input that loads but has no accelerator. */
 	AFF_LOAD_REQUIRE_GPU = 1ul << 0,
+	/*
+	 * The live node: also ask the GPU vendors' libraries (NVML, ROCm SMI,
+	 * dlopen()ed where installed) for NVLink/XGMI, MIG, C2C, partition
+	 * modes and the driver's own GPU x GPU path classes. Starting them
+	 * costs a driver start (up to seconds without persistence mode); UUIDs
+	 * and device minors come from the drivers' files without it. No effect
+	 * on a file or an alternate root. Since: 1.3
+	 */
+	AFF_LOAD_GPU_LIBS = 1ul << 1,
 };
 
 /**

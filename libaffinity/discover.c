@@ -20,6 +20,7 @@
 #include <hwloc.h>
 
 #include "discover.h"
+#include "gpu_discover.h"
 #include "internal.h"
 #include "kmod_snapshot.h"
 #include "pcicfg.h"
@@ -711,6 +712,7 @@ static bool is_real_root(const char *root)
 int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep)
 {
 	struct aff_discover_report local = { 0 };
+	char gpuroot[PATH_MAX];
 	struct annotator an;
 	hwloc_obj_t obj;
 	int ret;
@@ -749,6 +751,11 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 			goto out;
 	}
 	ret = annotate_machine(&an, hwloc_get_root_obj(topo));
+	if (ret < 0)
+		goto out;
+	/* UUID and device minor from the GPU drivers' own files (gpu_discover.c). */
+	if (snprintf(gpuroot, sizeof(gpuroot), "%.*s", (int)an.rootlen, an.root) < (int)sizeof(gpuroot))
+		ret = aff_discover_gpu_files(topo, gpuroot);
 	if (ret < 0)
 		goto out;
 	write_note(an.rep);

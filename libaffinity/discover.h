@@ -73,6 +73,15 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
 
 /*
+ * Ask the GPU vendors' libraries (NVML, ROCm SMI; gpu_discover.h) about the GPUs of
+ * @topo and add their answers as infos (gpu_ident.h). Only for the real root: a recorded
+ * tree is another machine. What could not be known is appended to @rep's note. Costs a
+ * driver start (up to seconds without persistence mode): callers ask only when the
+ * answers are wanted. 0 or -ENOMEM.
+ */
+int aff_discover_gpu_libs(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
+
+/*
  * Export @topo as hwloc v2 XML to @path atomically: a temporary file in the same
  * directory, fsync, rename over @path, fsync of the directory. On any error no new file
  * is left behind and @path keeps its old content. "-" writes to stdout. The file is

@@ -24,7 +24,7 @@ $(BUILD)/tests/unit/test_pcicfg: $(DISCOVER_OBJDIR)/test_pcicfg.o $(DISCOVER_OBJ
 $(BUILD)/tests/unit/test_discover: $(DISCOVER_OBJDIR)/test_discover.o \
 		$(DISCOVER_OBJDIR)/discover.o $(DISCOVER_OBJDIR)/pcicfg.o \
 		$(DISCOVER_OBJDIR)/snapshot_write.o $(DISCOVER_OBJDIR)/kmod_snapshot.o \
-		$(DISCOVER_OBJDIR)/err.o
+		$(DISCOVER_OBJDIR)/err.o $(DISCOVER_OBJDIR)/gpu_discover.o
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(HWLOC_LIBS) $(CMOCKA_LIBS)
 

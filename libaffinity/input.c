@@ -367,7 +367,7 @@ static int load_hwloc_source(struct aff_topo *t, const char *path, char *err,
 }
 
 /* The live node, annotated from sysfs exactly as a snapshot records it. */
-static int load_live(struct aff_topo *t, char *err, size_t errlen)
+static int load_live(struct aff_topo *t, unsigned long flags, char *err, size_t errlen)
 {
 	struct aff_discover_report rep;
 	hwloc_topology_t hw;
@@ -376,6 +376,11 @@ static int load_live(struct aff_topo *t, char *err, size_t errlen)
 	rc = aff_discover_live(t->ctx->root, &hw, &rep, err, errlen);
 	if (rc < 0)
 		return rc;
+	if ((flags & AFF_LOAD_GPU_LIBS) &&
+	    aff_discover_gpu_libs(hw, t->ctx->root, &rep) < 0) {
+		hwloc_topology_destroy(hw);
+		return aff_seterr(err, errlen, ENOMEM, "live node: out of memory");
+	}
 	if (rep.note[0])
 		aff_info(t->ctx, "live node: %s\n", rep.note);
 	return aff_load_hwloc(t, hw, err, errlen);
@@ -401,7 +406,7 @@ AFF_EXPORT int aff_topo_load(struct aff_ctx *ctx, const char *input,
 	if (!t)
 		return -ENOMEM;
 	if (!input)
-		rc = load_live(t, err, errlen);
+		rc = load_live(t, flags, err, errlen);
 	else if (kind == INPUT_NCCL)
 		rc = aff_load_nccl(t, input, err, errlen);
 	else

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "gpu_ident.h"
 #include "plan.h"
 
 static struct json_object *str_or_null(const char *s)
@@ -79,6 +80,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 	add(o, "gpus", gpus);
 	add(o, "nics", nics);
 	add(o, "paths", paths);
+	aff_gpu_topo_json(t, o);
 	return o;
 }
 
@@ -97,6 +99,7 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 	add(gpu, "pci", json_object_new_string(g->pci));
 	add(gpu, "index", json_object_new_int(rk->gpu));
 	add(gpu, "numa", numa_of(t, g->loc));
+	aff_gpu_rank_json(t, rk->gpu, rk->mig, gpu);
 	add(o, "gpu", gpu);
 	for (i = 0; i < rk->rails.n; i++) {
 		const struct aff_rail *r = &t->rail[rk->rails.rail[i]];

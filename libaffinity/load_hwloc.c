@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_ident.h"
 #include "model.h"
 
 static const char *info(hwloc_obj_t o, const char *name)
@@ -353,6 +354,8 @@ static int walk_io(struct aff_topo *t, hwloc_obj_t o, int parent)
 		if (i < 0)
 			return i;
 		rc = fill_pci_infos(t, i, o);
+		if (!rc)
+			rc = aff_gident_load(t, i, o);
 		if (rc < 0)
 			return rc;
 	} else {
@@ -536,7 +539,8 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 	if (host && !(t->host = strdup(host)))
 		return -ENOMEM;
 	if (dup_info(&t->peer_memory, root, "RailbindPeerMemory") < 0 ||
-	    dup_info(&t->kmod, root, "RailbindKmod") < 0 || load_peers(t, root) < 0)
+	    dup_info(&t->kmod, root, "RailbindKmod") < 0 || load_peers(t, root) < 0 ||
+	    aff_gident_load_machine(t, root) < 0)
 		return -ENOMEM;
 	/* A railbind snapshot, the live node annotated, or an rbgen fixture. */
 	t->extras = info(root, "RailbindSnapshotVersion") || t->peer_memory || t->kmod;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_ident.h"
 #include "model.h"
 
 /*
@@ -291,6 +292,7 @@ static void topo_free(struct aff_topo *t)
 	for (i = 0; i < t->ndev; i++) {
 		free(t->dev[i].iommu_type);
 		free(t->dev[i].netdev);
+		aff_gident_free(t->dev[i].gident);
 	}
 	for (i = 0; i < t->nrail; i++)
 		rail_clear(&t->rail[i]);
@@ -314,6 +316,8 @@ static void topo_free(struct aff_topo *t)
 	free(t->peer_memory);
 	free(t->kmod);
 	free(t->peer);
+	free(t->nvml);
+	free(t->rocm_smi);
 	hwloc_bitmap_free(t->all_cpus);
 	hwloc_bitmap_free(t->all_nodes);
 	if (t->hw)

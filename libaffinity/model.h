@@ -58,6 +58,7 @@ struct aff_dev {
 	char *iommu_type;
 	char *netdev;
 	unsigned unreadable;	/* AFF_UNREADABLE_*: what discovery could not read */
+	struct aff_gident *gident;	/* GPU identity (gpu_ident.h), NULL unknown */
 };
 
 /* RailbindUnreadable on a PCI object: "acs,link,numa,iommu" (any subset). */
@@ -133,6 +134,7 @@ struct aff_topo {
 	char bad_info[160];	/* load_hwloc.c: a Railbind* value that does not parse */
 	struct aff_peer *peer;	/* RailbindPeer records */
 	size_t npeer;
+	char *nvml, *rocm_smi;	/* RailbindNVML, RailbindROCmSMI (gpu_ident.h) */
 };
 
 /* model.c: building */

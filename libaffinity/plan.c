@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_ident.h"
 #include "plan.h"
 
 static int add_warning(struct aff_plan *p, const char *id, const char *subject,
@@ -22,68 +23,6 @@ static int add_warning(struct aff_plan *p, const char *id, const char *subject,
 	w->message = strdup(message);
 	p->nwarn++;
 	return w->id && w->subject && w->message ? 0 : -ENOMEM;
-}
-
-/* One entry of a CUDA_VISIBLE_DEVICES-style list: an index or a PCI id. */
-static int visible_index(const struct aff_topo *t, const char *item)
-{
-	struct aff_dev probe;
-	char *end;
-	long v;
-	size_t i;
-
-	if (isdigit((unsigned char)*item)) {
-		v = strtol(item, &end, 10);
-		if (!*end)
-			return v >= 0 && (size_t)v < t->ngpu ? (int)v : -1;
-	}
-	if (aff_dev_set_pci(&probe, item) < 0)
-		return -1;
-	for (i = 0; i < t->ngpu; i++)
-		if (!strcmp(t->dev[t->gpus[i]].pci, probe.pci))
-			return (int)i;
-	return -1;
-}
-
-static int select_gpus(const struct aff_topo *t, const char *visible,
-		       int *gpu, size_t *n, char *err, size_t errlen)
-{
-	char *copy, *item, *save = NULL;
-	char *seen;
-	size_t i;
-	int rc = 0;
-
-	*n = 0;
-	if (!visible) {
-		for (i = 0; i < t->ngpu; i++)
-			gpu[(*n)++] = (int)i;
-		return 0;
-	}
-	copy = strdup(visible);
-	seen = calloc(t->ngpu + 1, 1);
-	if (!copy || !seen) {
-		free(copy);
-		free(seen);
-		return -ENOMEM;
-	}
-	for (item = strtok_r(copy, ",", &save); item && !rc;
-	     item = strtok_r(NULL, ",", &save)) {
-		int k = visible_index(t, item);
-
-		if (k < 0)
-			rc = aff_seterr(err, errlen, EINVAL,
-					"visible GPUs \"%s\": \"%s\" is neither a GPU index below %zu nor a GPU's PCI address",
-					visible, item, t->ngpu);
-		else
-			seen[k] = 1;
-	}
-	/* Ranks follow PCI order whatever the order of the claim. */
-	for (i = 0; i < t->ngpu && !rc; i++)
-		if (seen[i])
-			gpu[(*n)++] = (int)i;
-	free(copy);
-	free(seen);
-	return rc;
 }
 
 static int allowed_set(const struct aff_topo *t, const char *cpus,
@@ -136,6 +75,7 @@ static int build_env(const struct aff_plan *p, size_t k, struct aff_rank *rk)
 {
 	const struct aff_topo *t = p->topo;
 	const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
+	const struct aff_gident *id = g->gident;
 	char hca[1024] = "", ucx[1024] = "", sock[512] = "", names[1024] = "";
 	char num[32];
 	size_t i, n = 0;
@@ -171,14 +111,20 @@ static int build_env(const struct aff_plan *p, size_t k, struct aff_rank *rk)
 		rc |= set_env(&rk->env, &n, "UCX_NET_DEVICES", ucx);
 	if (p->flags & AFF_PLAN_ISOLATE_GPU) {
 		snprintf(num, sizeof(num), "%d", rk->gpu);
+		/* A MIG rank sees its instance, as the claim named it. */
 		rc |= set_env(&rk->env, &n, g->vendor == 0x1002 ?
-			      "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES", num);
+			      "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES",
+			      rk->mig >= 0 ? id->migdev[rk->mig].uuid : num);
 	}
 	snprintf(num, sizeof(num), "%zu", k);
 	rc |= set_env(&rk->env, &n, "RAILBIND_LOCAL_RANK", num);
 	snprintf(num, sizeof(num), "%d", rk->gpu);
 	rc |= set_env(&rk->env, &n, "RAILBIND_GPU_INDEX", num);
 	rc |= set_env(&rk->env, &n, "RAILBIND_GPU", g->pci);
+	if (id && id->uuid)
+		rc |= set_env(&rk->env, &n, "RAILBIND_GPU_UUID", id->uuid);
+	if (rk->mig >= 0)
+		rc |= set_env(&rk->env, &n, "RAILBIND_MIG_UUID", id->migdev[rk->mig].uuid);
 	rc |= set_env(&rk->env, &n, "RAILBIND_NICS", names);
 	rc |= set_env(&rk->env, &n, "RAILBIND_CPUS",
 		      rk->cpus_str ? rk->cpus_str : "");
@@ -266,15 +212,16 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 {
 	struct aff_topo *t = p->topo;
 	hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
-	hwloc_bitmap_t *cpus = calloc(t->ngpu + 1, sizeof(*cpus));
-	struct aff_rail_set *rails = calloc(t->ngpu + 1, sizeof(*rails));
-	int *gpu = calloc(t->ngpu + 1, sizeof(*gpu));
+	hwloc_bitmap_t *cpus = NULL;
+	struct aff_rail_set *rails = NULL;
+	int *gpu = NULL, *mig = NULL;
 	size_t i, n = 0;
 	int rc = -ENOMEM;
 
-	if (!allowed || !cpus || !rails || !gpu)
+	if (!allowed)
 		goto out;
-	rc = select_gpus(t, spec->visible_gpus, gpu, &n, err, errlen);
+	/* One rank per GPU named, or per MIG instance named (on its parent GPU). */
+	rc = aff_visible_select(t, spec->visible_gpus, &gpu, &mig, &n, err, errlen);
 	if (!rc && !n)
 		rc = aff_seterr(err, errlen, ENODEV,
 				"%s: no accelerator to plan for", t->source);
@@ -283,9 +230,11 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 	if (rc)
 		goto out;
 	rc = -ENOMEM;
+	cpus = calloc(n + 1, sizeof(*cpus));
+	rails = calloc(n + 1, sizeof(*rails));
 	/* n >= 1 here (no GPU is -ENODEV above), which the analyzer does not follow. */
 	p->rank = calloc(n, sizeof(*p->rank)); // NOLINT(clang-analyzer-optin.portability.UnixAPI)
-	if (!p->rank)
+	if (!cpus || !rails || !p->rank)
 		goto out;
 	for (i = 0; i < n; i++)
 		if (!(cpus[i] = hwloc_bitmap_alloc()))
@@ -297,6 +246,7 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 		struct aff_rank *rk = &p->rank[i];
 
 		rk->gpu = gpu[i];
+		rk->mig = mig[i];
 		rk->rails = rails[i];
 		rails[i].rail = NULL;
 		rk->cpus = cpus[i];
@@ -307,13 +257,14 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 			rc = warn_gpu(p, rk);
 	}
 out:
-	for (i = 0; i < t->ngpu; i++) {
+	for (i = 0; i < n; i++) {
 		hwloc_bitmap_free(cpus ? cpus[i] : NULL);
 		free(rails ? rails[i].rail : NULL);
 	}
 	free(cpus);
 	free(rails);
 	free(gpu);
+	free(mig);
 	hwloc_bitmap_free(allowed);
 	if (rc == -ENOMEM)
 		aff_seterr(err, errlen, ENOMEM, "%s: out of memory", t->source);

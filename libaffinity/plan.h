@@ -18,6 +18,7 @@ struct aff_warning {
 
 struct aff_rank {
 	int gpu;		/* index in topo->gpus */
+	int mig;		/* the GPU's MIG instance (gpu_ident.h), -1 the whole GPU */
 	struct aff_rail_set rails;
 	hwloc_bitmap_t cpus;
 	hwloc_bitmap_t mems;	/* NULL when the GPU's locality is unknown */

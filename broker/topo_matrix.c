@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * railbind topo's text: the matrix nvidia-smi topo -m prints (GPU x GPU,
+ * GPU x NIC, NIC x GPU, NIC x NIC, CPU and NUMA affinity), then the GPUs
+ * with their identity, the NICs, one legend and the warnings. Everything is
+ * read from the railbind.topo/1 document --json prints.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "railbind.h"
+#include "topo_matrix.h"
+
+static const char *legend =
+	"Legend:\n"
+	"  X    = Self\n"
+	"  SYS  = across NUMA nodes (the inter-socket link)\n"
+	"  NODE = across root complexes of one NUMA node\n"
+	"  PHB  = through a PCIe host bridge (root complex)\n"
+	"  PXB  = through several PCIe switches, not the host bridge\n"
+	"  PIX  = through at most one PCIe switch\n"
+	"  NV#  = a bonded set of # NVLinks, direct or through NVSwitches (NVML)\n"
+	"  XGMI# = AMD Infinity Fabric (XGMI), # hops (ROCm SMI)\n";
+
+static const char *cell(struct json_object *m, size_t r, size_t c)
+{
+	const char *s = json_object_get_string(
+		json_object_array_get_idx(json_object_array_get_idx(m, r), c));
+
+	return s ? s : "?";
+}
+
+static void affinity(struct json_object *dev)
+{
+	const char *cpus = rb_jstr(dev, "cpus"), *numa = rb_jstr(dev, "numa");
+
+	if (rb_jget(dev, "index"))
+		printf(" %-20s %s", cpus ? cpus : "unknown", numa ? numa : "unknown");
+	else
+		printf(" %-20s %s", "", numa ? numa : "unknown");
+}
+
+static void matrix(struct json_object *doc)
+{
+	struct json_object *gpus = rb_jget(doc, "gpus"), *nics = rb_jget(doc, "nics");
+	struct json_object *gp = rb_jget(doc, "gpu_paths"), *np = rb_jget(doc, "nic_paths");
+	struct json_object *paths = rb_jget(doc, "paths");
+	size_t ng = json_object_array_length(gpus), nn = json_object_array_length(nics);
+	size_t r, c;
+
+	printf("%-7s", "");
+	for (c = 0; c < ng; c++)
+		printf(" GPU%-3zu", c);
+	for (c = 0; c < nn; c++)
+		printf(" NIC%-3zu", c);
+	printf(" %-20s %s\n", "CPU Affinity", "NUMA Affinity");
+	for (r = 0; r < ng; r++) {
+		printf("GPU%-4zu", r);
+		for (c = 0; c < ng; c++)
+			printf(" %-6s", gp ? cell(gp, r, c) : r == c ? "X" : "?");
+		for (c = 0; c < nn; c++)
+			printf(" %-6s", cell(paths, r, c));
+		affinity(json_object_array_get_idx(gpus, r));
+		putchar('\n');
+	}
+	for (r = 0; r < nn; r++) {
+		printf("NIC%-4zu", r);
+		for (c = 0; c < ng; c++)
+			printf(" %-6s", cell(paths, c, r));
+		for (c = 0; c < nn; c++)
+			printf(" %-6s", np ? cell(np, r, c) : r == c ? "X" : "?");
+		affinity(json_object_array_get_idx(nics, r));
+		putchar('\n');
+	}
+	if (!ng)
+		printf("(no GPU or accelerator)\n");
+}
+
+/* "NV12 to 4 NVSwitch links..." for -d: each far end of the GPU's links. */
+static void links(struct json_object *g)
+{
+	struct json_object *nv = rb_jget(g, "nvlinks"), *x = rb_jget(g, "xgmi");
+	size_t i;
+
+	for (i = 0; nv && i < json_object_array_length(nv); i++) {
+		struct json_object *l = json_object_array_get_idx(nv, i);
+		const char *remote = rb_jstr(l, "remote");
+
+		printf("        NVLink x%s to %s %s\n", rb_jstr(l, "links"), rb_jstr(l, "type"),
+		       remote ? remote : "(address unknown)");
+	}
+	for (i = 0; x && i < json_object_array_length(x); i++) {
+		struct json_object *l = json_object_array_get_idx(x, i);
+
+		printf("        XGMI to %s, %s hop(s), weight %s\n", rb_jstr(l, "remote"),
+		       rb_jstr(l, "hops"), rb_jstr(l, "weight"));
+	}
+}
+
+static void gpu_list(struct json_object *gpus, int details)
+{
+	size_t g, i;
+
+	printf("\nGPUs:\n");
+	for (g = 0; g < json_object_array_length(gpus); g++) {
+		struct json_object *j = json_object_array_get_idx(gpus, g);
+		struct json_object *mig = rb_jget(j, "mig"), *part = rb_jget(j, "partition");
+		struct json_object *devs = rb_jget(mig, "devices");
+		const char *uuid = rb_jstr(j, "uuid"), *minor = rb_jstr(j, "minor");
+		const char *c2c = rb_jstr(j, "c2c");
+
+		printf("  GPU%zu: %s", g, rb_jstr(j, "pci"));
+		if (uuid)
+			printf(" %s", uuid);
+		if (minor)
+			printf(" minor %s", minor);
+		if (mig && strcmp(rb_jstr(mig, "mode"), "unsupported"))
+			printf(" MIG %s", rb_jstr(mig, "mode"));
+		if (c2c && !strcmp(c2c, "true"))
+			printf(" C2C");
+		if (part)
+			printf(" partition %s/%s", rb_jstr(part, "compute") ? rb_jstr(part, "compute") : "?",
+			       rb_jstr(part, "memory") ? rb_jstr(part, "memory") : "?");
+		putchar('\n');
+		for (i = 0; devs && i < json_object_array_length(devs); i++) {
+			struct json_object *d = json_object_array_get_idx(devs, i);
+
+			printf("        %s (GPU instance %s, compute instance %s)\n",
+			       rb_jstr(d, "uuid"), rb_jstr(d, "gi") ? rb_jstr(d, "gi") : "?",
+			       rb_jstr(d, "ci") ? rb_jstr(d, "ci") : "?");
+		}
+		if (details)
+			links(j);
+	}
+}
+
+static void nic_list(struct json_object *nics, int details)
+{
+	size_t n;
+
+	printf("NICs:\n");
+	for (n = 0; n < json_object_array_length(nics); n++) {
+		struct json_object *nj = json_object_array_get_idx(nics, n);
+		const char *name = rb_jstr(nj, "name"), *pci = rb_jstr(nj, "pci");
+		const char *netdev = rb_jstr(nj, "netdev"), *numa = rb_jstr(nj, "numa");
+		struct json_object *rdma = rb_jget(nj, "rdma");
+
+		printf("  NIC%zu: %-10s %s", n, name ? name : "-", pci ? pci : "(no PCI address)");
+		if (netdev)
+			printf(" %s", netdev);
+		if (details)
+			printf(" numa %s%s", numa ? numa : "unknown",
+			       json_object_get_boolean(rdma) ? "" : " (no RDMA)");
+		putchar('\n');
+	}
+	if (!json_object_array_length(nics))
+		printf("  (no rail NIC)\n");
+}
+
+void rb_topo_text(struct json_object *doc, int details)
+{
+	struct json_object *warns = rb_jget(doc, "warnings");
+	size_t i;
+
+	matrix(doc);
+	gpu_list(rb_jget(doc, "gpus"), details);
+	nic_list(rb_jget(doc, "nics"), details);
+	printf("\n%s", legend);
+	for (i = 0; warns && i < json_object_array_length(warns); i++) {
+		struct json_object *w = json_object_array_get_idx(warns, i);
+
+		printf("%swarning: %s: %s\n", i ? "" : "\n", rb_jstr(w, "id"), rb_jstr(w, "message"));
+	}
+}
