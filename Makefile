@@ -101,6 +101,7 @@ CHECKS :=
 -include $(TOP)/tests/ncclexport/ncclexport.mk
 -include $(TOP)/tests/fleet/fleet.mk
 -include $(TOP)/bench/fleet.mk
+-include $(TOP)/tests/gpu/gpu.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

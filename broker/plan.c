@@ -6,6 +6,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "gpu_ident.h"
 #include "model.h"
 #include "railbind.h"
 
@@ -23,8 +24,9 @@ static void usage(FILE *f)
 		RB_COMMON_HELP
 		"      --cpus LIST    plan within these CPUs (default: this process's affinity\n"
 		"                     on the live node, every CPU of an input file)\n"
-		"      --visible LIST only these GPUs (indices or PCI addresses, as in\n"
-		"                     CUDA_VISIBLE_DEVICES)\n"
+		"      --visible LIST only these GPUs, as CUDA_VISIBLE_DEVICES names them:\n"
+		"                     indices, PCI addresses, UUIDs (GPU-...), MIG instances\n"
+		"                     (MIG-..., one rank each, on the instance's GPU)\n"
 		"      --isolate-gpu  also set CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES\n",
 		rb_prog);
 }
@@ -137,6 +139,9 @@ int cmd_plan(int argc, char **argv)
 		rb_error("plan: unexpected argument \"%s\"", argv[optind]);
 		return RB_EXIT_USAGE;
 	}
+	/* MIG instances are known to NVML only (the live node). */
+	if (aff_visible_needs_libs(spec.visible_gpus))
+		o.load_flags |= AFF_LOAD_GPU_LIBS;
 	rc = rb_load(&o, &ctx, &topo);
 	if (rc >= 0) {
 		rc = aff_plan_new(topo, &spec, &plan, err, sizeof(err));

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "client.h"
+#include "gpu_ident.h"
 #include "internal.h"
 #include "plan.h"
 
@@ -239,7 +240,9 @@ static int in_process(struct aff_ctx *ctx, const struct aff_bind_spec *spec,
 
 	if (spec->flags & AFF_BIND_ISOLATE_GPU)
 		ps.flags |= AFF_PLAN_ISOLATE_GPU;
-	rc = aff_topo_load(ctx, spec->input, 0, &topo, err, errlen);
+	/* A MIG instance is known to NVML only: start it then, not on every run. */
+	rc = aff_topo_load(ctx, spec->input, aff_visible_needs_libs(visible) ? AFF_LOAD_GPU_LIBS : 0,
+			   &topo, err, errlen);
 	if (!rc)
 		rc = aff_plan_new(topo, &ps, &plan, err, errlen);
 	if (!rc && (size_t)rank >= plan->nrank)
@@ -280,6 +283,9 @@ AFF_EXPORT int aff_binding_get(struct aff_ctx *ctx, const struct aff_bind_spec *
 		visible = getenv("CUDA_VISIBLE_DEVICES");
 	if (!visible)
 		visible = getenv("ROCR_VISIBLE_DEVICES");
+	/* The container toolkit's; inside a container CUDA's own comes first. */
+	if (!visible)
+		visible = getenv("NVIDIA_VISIBLE_DEVICES");
 	if (!(spec->flags & AFF_BIND_LOCAL)) {
 		rc = from_broker(spec, rank, visible, out, &answered, why, sizeof(why));
 		if (!rc)

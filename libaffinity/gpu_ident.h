@@ -133,7 +133,7 @@ int aff_visible_item(const struct aff_topo *t, const char *item, int *gpu, int *
  */
 int aff_visible_select(const struct aff_topo *t, const char *visible, int **gpu,
 		       int **mig, size_t *n, char *err, size_t errlen);
-/* Whether resolving @visible needs the GPU libraries (MIG UUIDs). */
+/* Whether resolving @visible may need the GPU libraries (it names UUIDs). */
 bool aff_visible_needs_libs(const char *visible);
 
 #endif

@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,7 @@ static int one_gpu(const struct rsmi *r, uint32_t dev, uint32_t ndev, const char
 	uint64_t id, hops, weight;
 	uint32_t minor, j;
 	int type, rc = 0;
+	bool known;
 
 	if (r->unique_id && r->unique_id(dev, &id) == RSMI_OK && id) {
 		snprintf(v, sizeof(v), "GPU-%016" PRIx64, id);
@@ -119,7 +121,9 @@ static int one_gpu(const struct rsmi *r, uint32_t dev, uint32_t ndev, const char
 		snprintf(v, sizeof(v), "%u", minor);
 		rc = aff_gpu_info(o, AFF_INFO_GPU_MINOR, v);
 	}
-	for (j = 0; j < ndev && !rc && !hwloc_obj_get_info_by_name(o, AFF_INFO_XGMI); j++) {
+	/* A snapshot being annotated again keeps what it says. */
+	known = hwloc_obj_get_info_by_name(o, AFF_INFO_XGMI) != NULL;
+	for (j = 0; j < ndev && !rc && !known; j++) {
 		if (j == dev || !*pci[j] || !strcmp(pci[j], pci[dev]))
 			continue;
 		if (!r->link_type || r->link_type(dev, j, &hops, &type) != RSMI_OK) {

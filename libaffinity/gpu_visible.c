@@ -235,8 +235,13 @@ bool aff_visible_needs_libs(const char *visible)
 {
 	const char *p = visible;
 
+	/*
+	 * MIG instances are known to NVML only; UUIDs to the drivers' files too,
+	 * but not inside every container: ask the libraries when a claim names
+	 * either, not on every run.
+	 */
 	while (p && *p) {
-		if (!strncasecmp(p, "MIG-", 4))
+		if (!strncasecmp(p, "MIG-", 4) || !strncasecmp(p, "GPU-", 4))
 			return true;
 		p = strchr(p, ',');
 		if (p)

@@ -255,7 +255,8 @@ int serve_refresh(const char *why)
 		aff_ctx_unref(nctx);
 		return rc;
 	}
-	rc = aff_topo_load(nctx, conf.input, 0, &ntopo, err, sizeof(err));
+	/* Loaded once per change: worth NVML's start (MIG claims, NVLink in topo). */
+	rc = aff_topo_load(nctx, conf.input, AFF_LOAD_GPU_LIBS, &ntopo, err, sizeof(err));
 	if (rc < 0) {
 		rbd_log(LOG_ERR, "topology: %s", err);
 		snprintf(topo_err, sizeof(topo_err), "%s", err);

@@ -4,7 +4,7 @@
 
 RBGEN_HWCHECK := $(BUILD)/rbgen-hwcheck
 RBGEN_DIR := $(TOP)/tests/gen
-RBGEN_SRCS := $(addprefix $(RBGEN_DIR)/,main.c model.c parse.c layout.c param.c xml.c)
+RBGEN_SRCS := $(addprefix $(RBGEN_DIR)/,main.c model.c parse.c layout.c param.c xml.c nvml.c)
 RBGEN_FIXTURES := $(patsubst $(TOP)/tests/fixtures/%.topo,$(BUILD)/fixtures/%.xml,\
 	$(wildcard $(TOP)/tests/fixtures/*.topo))
 

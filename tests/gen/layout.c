@@ -42,6 +42,7 @@ static int expand_switches(struct rb_machine *m, struct rb_node *n)
 				return -1;
 			}
 			up->kind = RB_BRIDGE;
+			up->switch_up = true;
 			up->acs = -1;
 			up->child = up->last = NULL;
 			if (!up->vendor) {

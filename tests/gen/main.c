@@ -2,7 +2,7 @@
 /*
  * rbgen: writes hwloc v2 XML for a described machine, for railbind's tests.
  *
- *   rbgen [-o OUT] DESC.topo
+ *   rbgen [-o OUT] [--nvml ANSWERS] DESC.topo
  *   rbgen --gpus N [--nics-per-gpu K | --gpus-per-nic K] [--numa M]
  *         [--cores-per-numa C] [--smt T] [-o OUT]
  *
@@ -21,11 +21,13 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: rbgen [-o OUT] DESC.topo\n"
+	fputs("usage: rbgen [-o OUT] [--nvml ANSWERS] DESC.topo\n"
 	      "       rbgen --gpus N [--nics-per-gpu K | --gpus-per-nic K] [--numa M]\n"
 	      "             [--cores-per-numa C] [--smt T] [-o OUT]\n"
 	      "Writes hwloc v2 XML (stdout unless -o) for a machine description\n"
 	      "(format: tests/gen/README.md) or for a parametric N-GPU machine.\n"
+	      "--nvml ANSWERS also writes what NVML answers there, for the stand-in\n"
+	      "libnvidia-ml.so.1 of the tests (tests/gpu/nvml_stub.c).\n"
 	      "Exit status: 0 ok, 1 usage or I/O error, 2 bad description.\n", f);
 }
 
@@ -92,6 +94,25 @@ fail:
 	return 1;
 }
 
+static int write_nvml(const struct rb_machine *m, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "rbgen: creating %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	rc = rb_write_nvml(m, f);
+	if (fclose(f) && !rc)
+		rc = -2;
+	if (rc == -2)
+		fprintf(stderr, "rbgen: writing %s: %s\n", path, strerror(errno));
+	if (rc)
+		unlink(path);
+	return rc == -1 ? RBGEN_EXIT_DESC : rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -103,12 +124,13 @@ int main(int argc, char **argv)
 		{ "numa", required_argument, NULL, 'n' },
 		{ "cores-per-numa", required_argument, NULL, 'c' },
 		{ "smt", required_argument, NULL, 's' },
+		{ "nvml", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rb_param p = { .nics_per_gpu = 1, .numa = 2, .cores_per_numa = 8, .smt = 2 };
 	bool param_opt = false, k_given = false;
 	struct rb_machine m = { 0 };
-	const char *out = NULL;
+	const char *out = NULL, *nvml = NULL;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -118,6 +140,9 @@ int main(int argc, char **argv)
 			return 0;
 		case 'o':
 			out = optarg;
+			break;
+		case 'N':
+			nvml = optarg;
 			break;
 		case 'g':
 			p.gpus = parse_num("--gpus", optarg, 1, 65536);
@@ -183,6 +208,8 @@ int main(int argc, char **argv)
 	}
 	if (!ret)
 		ret = write_out(&m, out);
+	if (!ret && nvml)
+		ret = write_nvml(&m, nvml);
 	rb_machine_free(&m);
 	return ret;
 }

@@ -48,6 +48,9 @@ struct rb_node *rb_node_new(struct rb_machine *m, enum rb_kind kind, int line)
 	n->fixed_bus = -1;
 	n->acs = -1;
 	n->numa_raw = INT32_MIN;
+	n->minor = -1;
+	n->mig = -1;
+	n->c2c = -1;
 	n->port = 1;
 	n->state = 4;
 	n->gpu_index = -1;
@@ -82,6 +85,8 @@ static void node_free(struct rb_node *n)
 		node_free(n->child);
 		free(n->name);
 		free(n->netdev);
+		free(n->uuid);
+		free(n->nvlink);
 		free(n);
 		n = next;
 	}

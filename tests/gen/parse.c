@@ -94,6 +94,31 @@ static int parse_busid(const char *s, struct rb_node *n)
 	return 0;
 }
 
+/* "12@switch" or "4@0f:00.0,4@47:00.0": links per far end, 18 in all at most. */
+static int nvlink_spec(const char *v)
+{
+	struct rb_node probe;
+	char buf[256], *item, *save = NULL;
+	long links, total = 0;
+
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *at = strchr(item, '@');
+
+		if (!at)
+			return -1;
+		*at = '\0';
+		if (parse_int(item, 1, 18, &links))
+			return -1;
+		if (strcmp(at + 1, "switch") && parse_busid(at + 1, &probe))
+			return -1;
+		total += links;
+	}
+	return total >= 1 && total <= 18 ? 0 : -1;
+}
+
 static const char *const iommu_types[] = { "identity", "DMA", "DMA-FQ", "blocked",
 					    "unmanaged", NULL };
 
@@ -123,7 +148,7 @@ static const char *allowed_keys(enum rb_kind k)
 	case RB_SWITCH:
 		return "acs link linkcap vendor device rev numa-raw iommu";
 	case RB_GPU:
-		return "vendor device class rev link linkcap numa-raw iommu";
+		return "vendor device class rev link linkcap numa-raw iommu uuid minor nvlink mig mig-devices c2c";
 	case RB_NIC:
 		return "name netdev port state rate eth vendor device class rev link linkcap numa-raw iommu";
 	case RB_DEV:
@@ -233,6 +258,33 @@ static int set_opt(struct ctx *c, struct rb_node *n, const char *key, const char
 		if (parse_int(val, 1, 100000, &v))
 			goto bad;
 		n->rate = (int)v;
+	} else if (!strcmp(key, "uuid")) {
+		if (strncmp(val, "GPU-", 4) || strlen(val) > 80)
+			goto bad;
+		free(n->uuid);
+		n->uuid = rb_xstrdup(val);
+	} else if (!strcmp(key, "minor")) {
+		if (parse_int(val, 0, 255, &v))
+			goto bad;
+		n->minor = (int)v;
+	} else if (!strcmp(key, "nvlink")) {
+		if (nvlink_spec(val))
+			goto bad;
+		free(n->nvlink);
+		n->nvlink = rb_xstrdup(val);
+	} else if (!strcmp(key, "mig") || !strcmp(key, "c2c")) {
+		int *f = key[0] == 'm' ? &n->mig : &n->c2c;
+
+		if (!strcmp(val, "enabled"))
+			*f = 1;
+		else if (!strcmp(val, "disabled"))
+			*f = 0;
+		else
+			goto bad;
+	} else if (!strcmp(key, "mig-devices")) {
+		if (parse_int(val, 1, 7, &v))
+			goto bad;
+		n->mig_devices = (int)v;
 	}
 	return 0;
 bad:
@@ -244,6 +296,12 @@ bad:
 	       !strcmp(key, "state") ? "ACTIVE, DOWN, INIT or ARMED" :
 	       !strcmp(key, "bus") || !strcmp(key, "rev") ? "up to 2 hex digits" :
 	       !strcmp(key, "port") || !strcmp(key, "rate") ? "a positive number" :
+	       !strcmp(key, "uuid") ? "GPU-... (at most 80 characters)" :
+	       !strcmp(key, "minor") ? "a device minor 0-255" :
+	       !strcmp(key, "nvlink") ?
+			"LINKS@switch or LINKS@BUSID, comma separated, 18 links at most" :
+	       !strcmp(key, "mig") || !strcmp(key, "c2c") ? "enabled or disabled" :
+	       !strcmp(key, "mig-devices") ? "1 to 7 instances" :
 								"up to 4 hex digits");
 	return -1;
 }

@@ -49,6 +49,14 @@ struct rb_node {
 	bool eth;
 	/* gpu */
 	int gpu_index;		/* position in PCI order, for the OSDev name */
+	/* gpu: what the stand-in NVML answers (rbgen --nvml, nvml.c) */
+	char *uuid;		/* NULL = derived from host name and address */
+	int minor;		/* -1 = the GPU index */
+	char *nvlink;		/* "12@switch,4@0f:00.0", NULL = no NVLink */
+	int mig;		/* -1 unsupported, 0 disabled, 1 enabled */
+	int mig_devices;	/* instances when enabled */
+	int c2c;		/* -1 unsupported, 0 disabled, 1 enabled */
+	bool switch_up;		/* a switch's upstream port (layout.c) */
 };
 
 struct rb_machine {
@@ -74,6 +82,8 @@ int rb_nr_cpu_numa(const struct rb_machine *m);
 int rb_parse(struct rb_machine *m, FILE *in, const char *file);
 int rb_layout(struct rb_machine *m);
 int rb_write_xml(const struct rb_machine *m, FILE *out);
+/* The stand-in NVML's answer file (tests/gpu/nvml_stub.c) for the machine. */
+int rb_write_nvml(const struct rb_machine *m, FILE *out);
 
 struct rb_param {
 	int gpus, nics_per_gpu, gpus_per_nic, numa, cores_per_numa, smt;
