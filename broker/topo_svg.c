@@ -25,7 +25,7 @@
 #include "railbind.h"
 #include "topo_matrix.h"
 
-#define LEAF_W 168
+#define LEAF_W 196
 #define LEAF_H 20
 #define GAP 8
 #define PAD 8
@@ -50,6 +50,7 @@ struct svg {
 	int *gpu_rank;		/* per GPU index: its rank, -1 */
 	int *rail_rank;		/* per rail: the first rank using it, -1 */
 	bool *rail_primary;	/* per rail: some rank's primary */
+	char (*rail_label)[24];	/* per rail: "r1,r2" (its ranks), "+r0" (a further rail) */
 	char **fail;		/* per rank: the failing checks, NULL none */
 	const struct aff_plan *plan;
 	FILE *f;
@@ -323,6 +324,15 @@ static const struct vnode *rail_box(const struct svg *s, int rail)
 	return NULL;
 }
 
+/* A link's label, haloed in white: it may cross boxes and lines. */
+static void label(struct svg *s, double x, double y, const char *str)
+{
+	fprintf(s->f, "<text class=\"nvlink-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\" fill=\"%s\">",
+		x, y, NVLINK_GREEN);
+	esc(s->f, str);
+	fputs("</text>\n", s->f);
+}
+
 /* GPU g's NVLinks into NVSwitches. */
 static int switch_links(const struct aff_topo *t, size_t g)
 {
@@ -408,11 +418,21 @@ static double draw_links(struct svg *s, double y)
 				snprintf(cell, sizeof(cell), "NV%d", direct);
 			else if (xgmi_all || !xgmi_pair(t, g, h, cell, sizeof(cell)))
 				continue;
+			if (a->x == b->x) {
+				/* One above the other in a column: bowed out to the left. */
+				double mid = (a->y + b->y + a->h) / 2;
+
+				fprintf(s->f, "<path class=\"gpulink\" d=\"M %.1f %.1f Q %.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+					a->x, a->y + a->h / 2, a->x - 34, mid, b->x, b->y + b->h / 2,
+					NVLINK_GREEN);
+				label(s, a->x - 14, mid + 4, cell);
+				continue;
+			}
 			low = (a->y > b->y ? a->y : b->y) + a->h + 18 + 5.0 * (double)(h - g);
 			fprintf(s->f, "<path class=\"gpulink\" d=\"M %.1f %.1f Q %.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
 				a->x + 24, a->y + a->h, (a->x + b->x) / 2 + 24, 2 * low - a->y - a->h,
 				b->x + 24, b->y + b->h, NVLINK_GREEN);
-			text(s, (a->x + b->x) / 2 + 28, low, "nvlink-label", cell);
+			label(s, (a->x + b->x) / 2 + 24, low, cell);
 		}
 	return y;
 }
@@ -436,13 +456,15 @@ static void draw_leaf(struct svg *s, const struct vnode *v)
 		primary = s->rail_primary[v->rail];
 		snprintf(label, sizeof(label), "%s %s", r->name ? r->name : "NIC",
 			 short_pci(t->dev[r->dev].pci));
+		snprintf(ranks, sizeof(ranks), "%s", s->rail_label[v->rail]);
 	}
 	failed = rank >= 0 && s->fail[rank] && (v->kind == V_GPU || primary);
 	if (rank >= 0) {
 		stroke = colours[(size_t)rank % NCOLOURS];
 		fill = stroke;
 		width = primary ? 2 : 1;
-		snprintf(ranks, sizeof(ranks), "%sr%d", primary ? "" : "+", rank);
+		if (v->kind == V_GPU)
+			snprintf(ranks, sizeof(ranks), "r%d", rank);
 	}
 	if (failed) {
 		stroke = FAIL_RED;
@@ -453,7 +475,7 @@ static void draw_leaf(struct svg *s, const struct vnode *v)
 		v->w, v->h, fill, rank >= 0 ? (primary ? "0.30" : "0.12") : "1", stroke, width);
 	text(s, v->x + 5, v->y + 14, kinds[v->kind], label);
 	if (*ranks)
-		text(s, v->x + v->w - 30, v->y + 14, "rank", ranks);
+		text(s, v->x + v->w - 6 - 7.0 * (double)strlen(ranks), v->y + 14, "rank", ranks);
 }
 
 static void draw_leaves(struct svg *s)
@@ -477,8 +499,10 @@ static void draw_failures(struct svg *s)
 
 		if (!s->fail[k] || !a || !b)
 			continue;
-		fprintf(s->f, "<line class=\"failed-pair\" data-rank=\"%zu\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6,4\"/>\n",
-			k, a->x + a->w / 2, a->y + a->h / 2, b->x + b->w / 2, b->y + b->h / 2,
+		/* Under the boxes' words: from their bottom edges, bowed downwards. */
+		fprintf(s->f, "<path class=\"failed-pair\" data-rank=\"%zu\" d=\"M %.1f %.1f Q %.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6,4\"/>\n",
+			k, a->x + a->w / 2, a->y + a->h, (a->x + b->x + b->w) / 2,
+			(a->y > b->y ? a->y : b->y) + a->h + 40, b->x + b->w / 2, b->y + b->h,
 			FAIL_RED);
 	}
 }
@@ -524,13 +548,46 @@ static double draw_legend(struct svg *s, double y)
 	return y + (double)per_col * 18 + 8;
 }
 
-/* The failing checks that name a rank's GPU or primary NIC. */
+static bool is_gpu(const struct aff_topo *t, const char *pci)
+{
+	size_t g;
+
+	for (g = 0; g < t->ngpu; g++)
+		if (!strcmp(t->dev[t->gpus[g]].pci, pci))
+			return true;
+	return false;
+}
+
+/*
+ * Does a finding on @devs judge this pair? One that names a GPU is about that
+ * GPU's pair (gpu-nic-path names the GPU and the NIC it got); one that names
+ * no GPU is about a NIC or port, and judges every pair using that NIC.
+ */
+static bool names_pair(const struct aff_topo *t, struct json_object *devs, const char *gpu,
+		       const char *nic)
+{
+	bool any_gpu = false, has_gpu = false, has_nic = false;
+	size_t j;
+
+	for (j = 0; j < json_object_array_length(devs); j++) {
+		const char *d = json_object_get_string(json_object_array_get_idx(devs, j));
+
+		if (!d)
+			continue;
+		any_gpu |= is_gpu(t, d);
+		has_gpu |= !strcmp(d, gpu);
+		has_nic |= *nic && !strcmp(d, nic);
+	}
+	return any_gpu ? has_gpu : has_nic;
+}
+
+/* The failing checks that judge a rank's pair: its GPU, or its primary NIC. */
 static int mark_failures(struct svg *s, struct aff_topo *topo, struct aff_plan *plan)
 {
 	struct json_object *doc, *checks;
 	struct aff_audit *a;
 	char err[256];
-	size_t k, i, j;
+	size_t k, i;
 
 	if (aff_audit_run(topo, plan, 0, &a, err, sizeof(err)) < 0)
 		return 0;	/* the picture without verdicts */
@@ -546,15 +603,8 @@ static int mark_failures(struct svg *s, struct aff_topo *topo, struct aff_plan *
 			struct json_object *devs = rb_jget(c, "devices");
 			const char *sev = rb_jstr(c, "severity"), *id = rb_jstr(c, "id");
 
-			if (!sev || strcmp(sev, "fail") || !id)
-				continue;
-			for (j = 0; j < json_object_array_length(devs); j++) {
-				const char *d = json_object_get_string(json_object_array_get_idx(devs, j));
-
-				if (d && (!strcmp(d, gpu) || !strcmp(d, nic)))
-					break;
-			}
-			if (j == json_object_array_length(devs) || (s->fail[k] && strstr(s->fail[k], id)))
+			if (!sev || strcmp(sev, "fail") || !id || !names_pair(topo, devs, gpu, nic) ||
+			    (s->fail[k] && strstr(s->fail[k], id)))
 				continue;
 			if (!s->fail[k]) {
 				s->fail[k] = strdup(id);
@@ -586,7 +636,8 @@ static int ranks(struct svg *s, struct aff_topo *topo, struct aff_plan **plan)
 	s->gpu_rank = malloc((topo->ngpu + 1) * sizeof(int));
 	s->rail_rank = malloc((topo->nrail + 1) * sizeof(int));
 	s->rail_primary = calloc(topo->nrail + 1, sizeof(bool));
-	if (!s->gpu_rank || !s->rail_rank || !s->rail_primary)
+	s->rail_label = calloc(topo->nrail + 1, sizeof(*s->rail_label));
+	if (!s->gpu_rank || !s->rail_rank || !s->rail_primary || !s->rail_label)
 		return -ENOMEM;
 	memset(s->gpu_rank, 0xff, (topo->ngpu + 1) * sizeof(int));
 	memset(s->rail_rank, 0xff, (topo->nrail + 1) * sizeof(int));
@@ -603,10 +654,18 @@ static int ranks(struct svg *s, struct aff_topo *topo, struct aff_plan **plan)
 		if (s->gpu_rank[rk->gpu] < 0)
 			s->gpu_rank[rk->gpu] = (int)k;
 		for (i = 0; i < rk->rails.n; i++) {
-			if (s->rail_rank[rk->rails.rail[i]] < 0)
-				s->rail_rank[rk->rails.rail[i]] = (int)k;
+			int r = rk->rails.rail[i];
+			char *l = s->rail_label[r];
+			size_t used = strlen(l);
+
+			if (s->rail_rank[r] < 0)
+				s->rail_rank[r] = (int)k;
 			if (!i)
-				s->rail_primary[rk->rails.rail[0]] = true;
+				s->rail_primary[r] = true;
+			/* A shared rail (p4d) names each rank; a further rail (p5) its owner. */
+			if (used + 8 < sizeof(*s->rail_label))
+				snprintf(l + used, sizeof(*s->rail_label) - used, "%s%sr%zu",
+					 used ? "," : "", i ? "+" : "", k);
 		}
 	}
 	return mark_failures(s, topo, *plan);
@@ -678,6 +737,7 @@ int rb_topo_svg(struct aff_topo *topo, const char *path, char *err, size_t errle
 	free(s.gpu_rank);
 	free(s.rail_rank);
 	free(s.rail_primary);
+	free(s.rail_label);
 	free(s.v);
 	free(body);
 	free(buf);

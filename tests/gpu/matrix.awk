@@ -7,24 +7,30 @@
 # order or extra columns. Blank CPU Affinity cells (nvidia-smi in a small
 # cgroup prints none) are told apart by counting what follows the matrix.
 function canon(label) { return (label in nicname) ? nicname[label] : label }
+# The header: the column labels up to "CPU Affinity". Older drivers name NICs
+# in it (mlx5_0) instead of NICn + a legend; newer ones add "GPU NUMA ID".
 !header && $1 == "GPU0" {
-	for (i = 1; i <= NF && $i ~ /^(GPU|NIC)[0-9]+$/; i++)
+	for (i = 1; i <= NF && $i != "CPU"; i++) {
 		col[ncol = i] = $i
+		islabel[$i] = 1
+	}
+	gpunuma = $0 ~ /GPU NUMA ID/
 	header = 1
 	next
 }
-header && !done && $1 ~ /^(GPU|NIC)[0-9]+$/ {
+header && !done && ($1 in islabel) {
 	row[++nrow] = $1
 	for (i = 1; i <= ncol; i++)
 		val[nrow, i] = $(i + 1)
 	rest = NF - 1 - ncol
-	if ($1 ~ /^NIC/ && rest >= 1 && tool != "smi")
+	if ($1 !~ /^GPU/ && rest >= 1 && tool != "smi")
 		numa[$1] = $NF
-	if ($1 ~ /^GPU/ && rest >= 2) {
-		# nvidia-smi: CPU, NUMA, GPU NUMA ID; railbind: CPU, NUMA
-		numa[$1] = tool == "smi" ? $(NF - 1) : $NF
-		if ((tool == "smi" && rest >= 3) || (tool != "smi" && rest >= 2))
-			cpus[$1] = tool == "smi" ? $(NF - 2) : $(NF - 1)
+	if ($1 ~ /^GPU/ && rest >= 1) {
+		# nvidia-smi: CPU, NUMA[, GPU NUMA ID] (CPU may be blank); railbind: CPU, NUMA
+		skip = tool == "smi" && gpunuma ? 1 : 0
+		numa[$1] = $(NF - skip)
+		if (rest >= 2 + skip)
+			cpus[$1] = $(NF - skip - 1)
 	}
 	next
 }
