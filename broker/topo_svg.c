@@ -525,7 +525,8 @@ static double draw_legend(struct svg *s, double y)
 	for (k = 0; k < s->plan->nrank; k++) {
 		const struct aff_rank *rk = &s->plan->rank[k];
 		const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
-		double x = MARGIN + (double)(k / per_col) * 520, yy = y + (double)(k % per_col) * 18;
+		size_t column = k / per_col, row = k % per_col;
+		double x = MARGIN + (double)column * 520, yy = y + (double)row * 18;
 		int used;
 
 		col = k % NCOLOURS;

@@ -208,21 +208,28 @@ static bool is_gpu_vendor(const struct aff_dev *d)
 	       (d->class_id >= 0 && (d->class_id >> 8) == 0x12);
 }
 
-/* hwloc's own GPU backends name a GPU's UUID on its OS device. */
-static const char *osdev_uuid(hwloc_obj_t o)
+/*
+ * hwloc's own GPU backends name a GPU's UUID on its OS device: NVIDIAUUID as
+ * CUDA spells it (GPU-...), AMDUUID as the bare hex ROCR_VISIBLE_DEVICES takes
+ * after "GPU-". Into buf, in the spelling the visible-device lists use.
+ */
+static const char *osdev_uuid(hwloc_obj_t o, char *buf, size_t len)
 {
-	static const char *const names[] = { "NVIDIAUUID", "AMDUUID" };
 	hwloc_obj_t os;
-	size_t k;
+	const char *v;
 
 	for (os = o->io_first_child; os; os = os->next_sibling) {
 		if (os->type != HWLOC_OBJ_OS_DEVICE)
 			continue;
-		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-			const char *v = hwloc_obj_get_info_by_name(os, names[k]);
-
-			if (v && word_ok(v, 80))
-				return v;
+		v = hwloc_obj_get_info_by_name(os, "NVIDIAUUID");
+		if (v && word_ok(v, 80) && !strncmp(v, "GPU-", 4)) {
+			snprintf(buf, len, "%s", v);
+			return buf;
+		}
+		v = hwloc_obj_get_info_by_name(os, "AMDUUID");
+		if (v && word_ok(v, 64)) {
+			snprintf(buf, len, "%s%s", strncmp(v, "GPU-", 4) ? "GPU-" : "", v);
+			return buf;
 		}
 	}
 	return NULL;
@@ -275,6 +282,7 @@ int aff_gident_load(struct aff_topo *t, int dev, hwloc_obj_t o)
 	struct aff_dev *d = &t->dev[dev];
 	struct aff_gident *g;
 	const char *uuid;
+	char ubuf[96];
 	unsigned i;
 	int rc = 0;
 	bool any = false;
@@ -289,7 +297,7 @@ int aff_gident_load(struct aff_topo *t, int dev, hwloc_obj_t o)
 		      !strcmp(o->infos[i].name, AFF_INFO_XGMI) ||
 		      !strcmp(o->infos[i].name, AFF_INFO_COMPUTE_PARTITION) ||
 		      !strcmp(o->infos[i].name, AFF_INFO_MEMORY_PARTITION);
-	uuid = osdev_uuid(o);
+	uuid = osdev_uuid(o, ubuf, sizeof(ubuf));
 	if (!any && !uuid)
 		return 0;
 	g = calloc(1, sizeof(*g));

@@ -226,8 +226,7 @@ static void library_warnings(const struct aff_topo *t, struct json_object *warns
 		snprintf(msg, sizeof(msg), "%s did not answer (%s): %s unknown", lib,
 			 state[6] ? state + 7 : "failed", what);
 	else if (!state && !any_ident)
-		snprintf(msg, sizeof(msg), "%s: no answers of %s in this input: %s unknown",
-			 t->source, lib, what);
+		snprintf(msg, sizeof(msg), "this input holds no answers of %s: %s unknown", lib, what);
 	else if (unread)
 		snprintf(msg, sizeof(msg), "%s could not tell %s of %s (an older driver lacks those calls)",
 			 lib, unread, gpus);

@@ -114,7 +114,7 @@ static int build_env(const struct aff_plan *p, size_t k, struct aff_rank *rk)
 		/* A MIG rank sees its instance, as the claim named it. */
 		rc |= set_env(&rk->env, &n, g->vendor == 0x1002 ?
 			      "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES",
-			      rk->mig >= 0 ? id->migdev[rk->mig].uuid : num);
+			      rk->mig >= 0 && id ? id->migdev[rk->mig].uuid : num);
 	}
 	snprintf(num, sizeof(num), "%zu", k);
 	rc |= set_env(&rk->env, &n, "RAILBIND_LOCAL_RANK", num);
@@ -123,7 +123,7 @@ static int build_env(const struct aff_plan *p, size_t k, struct aff_rank *rk)
 	rc |= set_env(&rk->env, &n, "RAILBIND_GPU", g->pci);
 	if (id && id->uuid)
 		rc |= set_env(&rk->env, &n, "RAILBIND_GPU_UUID", id->uuid);
-	if (rk->mig >= 0)
+	if (rk->mig >= 0 && id)
 		rc |= set_env(&rk->env, &n, "RAILBIND_MIG_UUID", id->migdev[rk->mig].uuid);
 	rc |= set_env(&rk->env, &n, "RAILBIND_NICS", names);
 	rc |= set_env(&rk->env, &n, "RAILBIND_CPUS",

@@ -94,6 +94,23 @@ fail:
 	return 1;
 }
 
+static int check_nvml(const struct rb_machine *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f) {
+		perror("rbgen");
+		return 1;
+	}
+	rc = rb_write_nvml(m, f);
+	fclose(f);
+	free(buf);
+	return rc == -1 ? RBGEN_EXIT_DESC : 0;
+}
+
 static int write_nvml(const struct rb_machine *m, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -206,6 +223,9 @@ int main(int argc, char **argv)
 		ret = rb_parse(&m, in, argv[optind]) || rb_layout(&m) ? RBGEN_EXIT_DESC : 0;
 		fclose(in);
 	}
+	/* A description error --nvml would find is found before anything is written. */
+	if (!ret && nvml)
+		ret = check_nvml(&m);
 	if (!ret)
 		ret = write_out(&m, out);
 	if (!ret && nvml)

@@ -45,7 +45,7 @@ static void collect(const struct rb_node *n, struct list *gpus, struct list *swi
 
 static void busid(const struct rb_node *n, char *buf)
 {
-	sprintf(buf, "%04x:%02x:%02x.%x", n->domain, n->bus, n->dev, n->fn);
+	snprintf(buf, 16, "%04x:%02x:%02x.%x", n->domain, n->bus, n->dev, n->fn);
 }
 
 static uint64_t fnv(const char *s, uint64_t h)
@@ -55,20 +55,20 @@ static uint64_t fnv(const char *s, uint64_t h)
 	return h;
 }
 
-/* A stable UUID for a GPU: from the host name and its address. */
+/* A stable UUID for a GPU: from the host name and its address; buf holds 96. */
 static void uuid_of(const struct rb_machine *m, const struct rb_node *n, char *buf)
 {
 	char pci[16];
 	uint64_t a, b;
 
 	if (n->uuid) {
-		strcpy(buf, n->uuid);
+		snprintf(buf, 96, "%s", n->uuid);
 		return;
 	}
 	busid(n, pci);
 	a = fnv(pci, fnv(m->hostname, 0xcbf29ce484222325ULL));
 	b = fnv("rbgen", a);
-	sprintf(buf, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
+	snprintf(buf, 96, "GPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
 		(unsigned)(a >> 16) & 0xffff, (unsigned)a & 0xffff, (unsigned)(b >> 48),
 		(unsigned long long)b & 0xffffffffffffULL);
 }
@@ -126,7 +126,7 @@ static int links(const struct rb_machine *m, const struct rb_node *g, const stru
 
 	if (!g->nvlink)
 		return 0;
-	strcpy(buf, g->nvlink);
+	snprintf(buf, sizeof(buf), "%s", g->nvlink);
 	busid(g, pci);
 	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *at = strchr(item, '@');
@@ -155,7 +155,7 @@ static int links(const struct rb_machine *m, const struct rb_node *g, const stru
 			else if (switches->count)
 				busid(switches->n[next_switch++ % switches->count], remote);
 			else
-				strcpy(remote, "-");
+				snprintf(remote, sizeof(remote), "-");
 			fprintf(out, "link %s %d %s %s\n", pci, index++, remote, peer ? "gpu" : "switch");
 		}
 	}

@@ -103,7 +103,7 @@ static int nvlink_spec(const char *v)
 
 	if (strlen(v) >= sizeof(buf))
 		return -1;
-	strcpy(buf, v);
+	snprintf(buf, sizeof(buf), "%s", v);
 	for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *at = strchr(item, '@');
 

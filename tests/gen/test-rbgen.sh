@@ -139,7 +139,7 @@ for topo in "$BAD"/*.topo; do
 	line=$(sed -n 's/^# expect-line: //p' "$topo")
 	dir=$TMP/bad-$name
 	mkdir -p "$dir"
-	"$RBGEN" -o "$dir/out.xml" "$topo" >"$dir/stdout" 2>"$dir/stderr"
+	"$RBGEN" -o "$dir/out.xml" --nvml "$dir/out.nvml" "$topo" >"$dir/stdout" 2>"$dir/stderr"
 	rc=$?
 	same "bad/$name exit status" 2 "$rc"
 	first=$(head -1 "$dir/stderr")

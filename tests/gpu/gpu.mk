@@ -38,3 +38,9 @@ check-gpu-compare: $(GPU_TEST_DEPS)
 	$(GPU_TEST_ENV) sh $(TOP)/tests/gpu/compare-standin.sh
 CHECKS += check-gpu check-gpu-smi check-gpu-svg check-gpu-compare
 ASAN_CHECKS += check-gpu check-gpu-smi
+
+# The NVML and ROCm SMI paths, the matrix and the picture under valgrind.
+.PHONY: check-gpu-valgrind
+check-gpu-valgrind: $(GPU_TEST_DEPS)
+	$(GPU_TEST_ENV) VALGRIND="$(VALGRIND)" sh $(TOP)/tests/gpu/valgrind.sh
+CHECKS += check-gpu-valgrind

@@ -223,7 +223,7 @@ EXPORT int nvmlSystemGetDriverVersion(char *buf, unsigned len)
 {
 	if (strlen(driver) + 1 > len)
 		return INSUFFICIENT_SIZE;
-	strcpy(buf, driver);
+	memcpy(buf, driver, strlen(driver) + 1);
 	return OK;
 }
 
@@ -243,7 +243,7 @@ EXPORT int nvmlDeviceGetUUID(struct dev *d, char *buf, unsigned len)
 		return NOT_SUPPORTED;
 	if (strlen(d->uuid) + 1 > len)
 		return INSUFFICIENT_SIZE;
-	strcpy(buf, d->uuid);
+	memcpy(buf, d->uuid, strlen(d->uuid) + 1);
 	return OK;
 }
 

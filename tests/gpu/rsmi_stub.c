@@ -204,7 +204,7 @@ static int put(const char *v, char *buf, uint32_t len)
 		return NOT_SUPPORTED;
 	if (strlen(v) + 1 > len)
 		return INSUFFICIENT_SIZE;
-	strcpy(buf, v);
+	memcpy(buf, v, strlen(v) + 1);
 	return OK;
 }
 
