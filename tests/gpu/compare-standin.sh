@@ -26,7 +26,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 "$RBGEN" -o "$tmp/dgx.xml" --nvml "$tmp/dgx.nvml" "$HERE/../fixtures/dgx-a100.topo" || exit 1
 # compare SMI-ANSWERS CAPTURE OUTDIR: compare.sh on the stand-in node
 compare() {
-	HWLOC_XMLFILE=$tmp/dgx.xml HWLOC_THISSYSTEM=1 LD_LIBRARY_PATH=$STUBS/nvml \
+	HWLOC_XMLFILE=$tmp/dgx.xml LD_LIBRARY_PATH=$STUBS/nvml \
 	RB_FAKE_NVML=$tmp/dgx.nvml RAILBIND_ROCM_SMI_LIBRARY=none RAILBIND=$RAILBIND \
 	NVIDIA_SMI=$HERE/fake-nvidia-smi FAKE_SMI_NVML=$1 FAKE_SMI_TOPO=$2 \
 		sh "$HERE/compare.sh" "$3" >"$tmp/log" 2>&1

@@ -27,7 +27,7 @@ check() { # FILE JQ-FILTER WHAT: the filter must yield true
 live() {
 	m=$1 answers=$2 lib=$3
 	shift 3
-	HWLOC_XMLFILE=$tmp/$m.xml HWLOC_THISSYSTEM=1 LD_LIBRARY_PATH=$STUBS/$lib \
+	HWLOC_XMLFILE=$tmp/$m.xml LD_LIBRARY_PATH=$STUBS/$lib \
 		RB_FAKE_NVML=$answers RB_FAKE_RSMI=${RSMI_ANSWERS:-/nonexistent} \
 		"$RAILBIND" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -224,7 +224,7 @@ check "$tmp/out" '.gpu_libraries.rocm_smi == "absent" and ([.warnings[] | select
 
 # --- a CPU-only node: no library is even looked for ---
 "$RBGEN" --gpus 1 -o "$tmp/one.xml" && sed -i 's/pci_type="0302 \[10de/pci_type="0302 [1234/' "$tmp/one.xml"
-HWLOC_XMLFILE=$tmp/one.xml HWLOC_THISSYSTEM=1 LD_DEBUG=libs RAILBIND_NVML_LIBRARY= \
+HWLOC_XMLFILE=$tmp/one.xml LD_DEBUG=libs RAILBIND_NVML_LIBRARY= \
 	"$RAILBIND" topo --json >"$tmp/out" 2>"$tmp/ld"
 if ! grep -q 'libnvidia-ml\|librocm_smi' "$tmp/ld" && jq -e '.gpu_libraries.nvml == null' "$tmp/out" >/dev/null
 then ok; else bad "a node without NVIDIA or AMD GPUs looked for their libraries"; fi

@@ -35,14 +35,14 @@ check() {
 	fi
 	awk -v tool=smi -f "$HERE/matrix.awk" "$smi" >"$tmp/$name.smi"
 	# The live node: hwloc reads the machine from the file, NVML is the stand-in.
-	if ! HWLOC_XMLFILE=$tmp/$name.xml HWLOC_THISSYSTEM=1 LD_LIBRARY_PATH=$STUBS/nvml \
+	if ! HWLOC_XMLFILE=$tmp/$name.xml LD_LIBRARY_PATH=$STUBS/nvml \
 	    RB_FAKE_NVML=$tmp/$name.nvml RAILBIND_ROCM_SMI_LIBRARY=none \
 	    "$RAILBIND" topo >"$tmp/$name.live.txt" 2>"$tmp/$name.err"; then
 		echo "FAIL: $name: railbind topo: $(cat "$tmp/$name.err")"
 		fail=1
 		return
 	fi
-	if ! HWLOC_XMLFILE=$tmp/$name.xml HWLOC_THISSYSTEM=1 LD_LIBRARY_PATH=$STUBS/nvml \
+	if ! HWLOC_XMLFILE=$tmp/$name.xml LD_LIBRARY_PATH=$STUBS/nvml \
 	    RB_FAKE_NVML=$tmp/$name.nvml RAILBIND_ROCM_SMI_LIBRARY=none \
 	    "$RAILBIND" snapshot -o "$tmp/$name.snap.xml" 2>/dev/null ||
 	    ! RAILBIND_NVML_LIBRARY=none "$RAILBIND" topo --input "$tmp/$name.snap.xml" \

@@ -110,7 +110,7 @@ for m in dgx-a100 pairs; do
 	desc=$HERE/$m.topo
 	[ -f "$desc" ] || desc=$HERE/../fixtures/$m.topo
 	"$RBGEN" -o "$tmp/$m.xml" --nvml "$tmp/$m.nvml" "$desc" || { bad "rbgen $m"; continue; }
-	HWLOC_XMLFILE=$tmp/$m.xml HWLOC_THISSYSTEM=1 LD_LIBRARY_PATH=$STUBS/nvml RB_FAKE_NVML=$tmp/$m.nvml \
+	HWLOC_XMLFILE=$tmp/$m.xml LD_LIBRARY_PATH=$STUBS/nvml RB_FAKE_NVML=$tmp/$m.nvml \
 		"$RAILBIND" snapshot -o "$tmp/$m-snap.xml" 2>/dev/null
 	draw "$m-nvlink" --input "$tmp/$m-snap.xml" || continue
 	f=$OUT/$m-nvlink.svg

@@ -15,7 +15,7 @@ vg() { # MACHINE LIB ARGS...
 	shift 2
 	runs=$((runs + 1))
 	# shellcheck disable=SC2086
-	if ! HWLOC_XMLFILE=$tmp/$m.xml HWLOC_THISSYSTEM=1 LD_LIBRARY_PATH=$STUBS/$lib \
+	if ! HWLOC_XMLFILE=$tmp/$m.xml LD_LIBRARY_PATH=$STUBS/$lib \
 	    RB_FAKE_NVML=$tmp/$m.nvml RB_FAKE_RSMI=$tmp/amd.rsmi \
 	    $VALGRIND "$RAILBIND" "$@" >/dev/null 2>"$tmp/err"; then
 		echo "FAIL: valgrind railbind $* ($m, $lib):"
