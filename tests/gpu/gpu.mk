@@ -10,13 +10,13 @@ RSMI_STUB := $(GPU_STUBS)/rsmi/librocm_smi64.so.7
 # Plain C, no sanitizer: they are dlopen()ed by the ASan build as by the other.
 STUB_CFLAGS := -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -shared
 
-$(NVML_STUB): $(TOP)/tests/gpu/nvml_stub.c
+$(NVML_STUB): $(TOP)/tests/gpu/nvml_stub.c $(TOP)/tests/gpu/answers.h
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(STUB_CFLAGS) -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
-$(NVML_STUB_OLD): $(TOP)/tests/gpu/nvml_stub.c
+$(NVML_STUB_OLD): $(TOP)/tests/gpu/nvml_stub.c $(TOP)/tests/gpu/answers.h
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(STUB_CFLAGS) -DRB_NVML_OLD -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
-$(RSMI_STUB): $(TOP)/tests/gpu/rsmi_stub.c
+$(RSMI_STUB): $(TOP)/tests/gpu/rsmi_stub.c $(TOP)/tests/gpu/answers.h
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(STUB_CFLAGS) -Wl,-soname,librocm_smi64.so.7 -o $@ $<
 

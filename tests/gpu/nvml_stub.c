@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 enum { OK = 0, INVALID_ARGUMENT = 2, NOT_SUPPORTED = 3, NOT_FOUND = 6,
@@ -167,14 +169,8 @@ static void load(void)
 		init_rc = 9;	/* NVML_ERROR_DRIVER_NOT_LOADED */
 		return;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "#\n")] = '\0';
-		rest = line + strcspn(line, " \t");
-		if (*rest)
-			*rest++ = '\0';
-		if (!strcmp(line, "init"))
-			init_rc = !strncmp(rest, "fail", 4) ? atoi(rest + 4) : OK;
-		else if (!strcmp(line, "driver"))
+	while (answers_next(f, line, sizeof(line), &rest, &init_rc)) {
+		if (!strcmp(line, "driver"))
 			sscanf(rest, "%63s", driver);
 		else if (!strcmp(line, "gpu"))
 			gpu_line(rest);

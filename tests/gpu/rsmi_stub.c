@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 enum { OK = 0, INVALID_ARGS = 1, NOT_SUPPORTED = 2, INSUFFICIENT_SIZE = 3 };
@@ -90,14 +92,8 @@ static void load(void)
 		init_rc = 8;	/* RSMI_STATUS_INIT_ERROR */
 		return;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "#\n")] = '\0';
-		rest = line + strcspn(line, " \t");
-		if (*rest)
-			*rest++ = '\0';
-		if (!strcmp(line, "init"))
-			init_rc = !strncmp(rest, "fail", 4) ? atoi(rest + 4) : OK;
-		else if (!strcmp(line, "dev"))
+	while (answers_next(f, line, sizeof(line), &rest, &init_rc)) {
+		if (!strcmp(line, "dev"))
 			dev_line(rest);
 		else if (!strcmp(line, "xgmi") && nxg < 512) {
 			char a[32], b[32];
