@@ -133,6 +133,15 @@ int aff_visible_item(const struct aff_topo *t, const char *item, int *gpu, int *
  */
 int aff_visible_select(const struct aff_topo *t, const char *visible, int **gpu,
 		       int **mig, size_t *n, char *err, size_t errlen);
+/*
+ * Whether every GPU (or MIG instance) @claim names is one @own names, in any
+ * spelling: 1 yes, 0 no, or the -errno of a list that does not resolve (@err
+ * says which). A whole GPU in @own holds its MIG instances; NULL @own holds
+ * everything. For the broker's check of a client's claim against its own
+ * CUDA_VISIBLE_DEVICES (today a comparison of words, broker/railbindd/claim.c).
+ */
+int aff_visible_within(const struct aff_topo *t, const char *claim, const char *own,
+		       char *err, size_t errlen);
 /* Whether resolving @visible may need the GPU libraries (it names UUIDs). */
 bool aff_visible_needs_libs(const char *visible);
 

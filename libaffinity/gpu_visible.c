@@ -249,3 +249,30 @@ bool aff_visible_needs_libs(const char *visible)
 	}
 	return false;
 }
+
+int aff_visible_within(const struct aff_topo *t, const char *claim, const char *own,
+		       char *err, size_t errlen)
+{
+	int *cg = NULL, *cm = NULL, *og = NULL, *om = NULL;
+	size_t cn = 0, on = 0, i, j;
+	int rc;
+
+	if (!own)
+		return 1;
+	rc = aff_visible_select(t, own, &og, &om, &on, err, errlen);
+	if (!rc)
+		rc = aff_visible_select(t, claim, &cg, &cm, &cn, err, errlen);
+	for (i = 0; i < cn && !rc; i++) {
+		/* A whole GPU of one's own holds its instances; an instance holds only itself. */
+		for (j = 0; j < on; j++)
+			if (og[j] == cg[i] && (om[j] < 0 || om[j] == cm[i]))
+				break;
+		if (j == on)
+			rc = 1;
+	}
+	free(cg);
+	free(cm);
+	free(og);
+	free(om);
+	return rc < 0 ? rc : !rc;
+}
