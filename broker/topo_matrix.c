@@ -5,6 +5,7 @@
  * with their identity, the NICs, one legend and the warnings. Everything is
  * read from the railbind.topo/1 document --json prints.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -146,16 +147,49 @@ static void nic_list(struct json_object *nics, int details)
 		const char *netdev = rb_jstr(nj, "netdev"), *numa = rb_jstr(nj, "numa");
 		struct json_object *rdma = rb_jget(nj, "rdma");
 
+		/* Printed when the document has them (port state and NCCL's view: issue 12). */
+		const char *port = rb_jstr(nj, "port"), *state = rb_jstr(nj, "port_state");
+		const char *rate = rb_jstr(nj, "rate"), *excl = rb_jstr(nj, "excluded");
+
 		printf("  NIC%zu: %-10s %s", n, name ? name : "-", pci ? pci : "(no PCI address)");
 		if (netdev)
 			printf(" %s", netdev);
-		if (details)
+		if (details) {
 			printf(" numa %s%s", numa ? numa : "unknown",
 			       json_object_get_boolean(rdma) ? "" : " (no RDMA)");
+			if (port)
+				printf(" port %s", port);
+			if (state)
+				printf(" %s", state);
+			if (rate)
+				printf(" %s Gb/s", rate);
+		}
+		if (excl)
+			printf(" (left out of the plan: %s)", excl);
 		putchar('\n');
 	}
 	if (!json_object_array_length(nics))
 		printf("  (no rail NIC)\n");
+}
+
+/* With -d, the GPU x NIC pairs NCCL classes differently (nccl_paths, when present). */
+static void nccl_differences(struct json_object *doc)
+{
+	struct json_object *paths = rb_jget(doc, "paths"), *nccl = rb_jget(doc, "nccl_paths");
+	size_t g, n;
+	bool any = false;
+
+	for (g = 0; nccl && g < json_object_array_length(paths); g++)
+		for (n = 0; n < json_object_array_length(json_object_array_get_idx(paths, g)); n++) {
+			const char *a = cell(paths, g, n), *b = cell(nccl, g, n);
+
+			if (!strcmp(a, b))
+				continue;
+			if (!any)
+				printf("\nNCCL's own class where it differs:\n");
+			any = true;
+			printf("  GPU%zu-NIC%zu: %s (here %s)\n", g, n, b, a);
+		}
 }
 
 void rb_topo_text(struct json_object *doc, int details)
@@ -166,7 +200,13 @@ void rb_topo_text(struct json_object *doc, int details)
 	matrix(doc);
 	gpu_list(rb_jget(doc, "gpus"), details);
 	nic_list(rb_jget(doc, "nics"), details);
+	if (details)
+		nccl_differences(doc);
 	printf("\n%s", legend);
+	if (rb_jget(doc, "nccl_paths"))
+		printf("NCCL has no NODE (it says PHB) and flattens Broadcom two-level switches;\n"
+		       "-d shows its own class of each pair where it differs, --json all of them\n"
+		       "(nccl_paths).\n");
 	for (i = 0; warns && i < json_object_array_length(warns); i++) {
 		struct json_object *w = json_object_array_get_idx(warns, i);
 

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* API version: major << 16 | minor. A major change breaks callers. */
-#define AFF_API_VERSION 0x00010003u
+#define AFF_API_VERSION 0x00010004u
 #define AFF_API_MAJOR(v) ((v) >> 16)
 
 /**
@@ -85,9 +85,10 @@ enum aff_load_flags {
 	 * modes and the driver's own GPU x GPU path classes. Starting them
 	 * costs a driver start (up to seconds without persistence mode); UUIDs
 	 * and device minors come from the drivers' files without it. No effect
-	 * on a file or an alternate root. Since: 1.3
+	 * on a file or an alternate root. (Bit 1 is AFF_LOAD_NO_FORK, issue 13.)
+	 * Since: 1.4
 	 */
-	AFF_LOAD_GPU_LIBS = 1ul << 1,
+	AFF_LOAD_GPU_LIBS = 1ul << 2,
 };
 
 /**
