@@ -180,7 +180,7 @@ static void nccl_differences(struct json_object *doc)
 	bool any = false;
 
 	for (g = 0; nccl && g < json_object_array_length(paths); g++)
-		for (n = 0; n < json_object_array_length(json_object_array_get_idx(paths, g)); n++) {
+		for (n = 0; n < json_object_array_length(rb_jget(doc, "nics")); n++) {
 			const char *a = cell(paths, g, n), *b = cell(nccl, g, n);
 
 			if (!strcmp(a, b))

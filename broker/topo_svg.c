@@ -423,14 +423,16 @@ static double draw_links(struct svg *s, double y)
 				double mid = (a->y + b->y + a->h) / 2;
 
 				fprintf(s->f, "<path class=\"gpulink\" d=\"M %.1f %.1f Q %.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-					a->x, a->y + a->h / 2, a->x - 34, mid, b->x, b->y + b->h / 2,
+					a->x, a->y + a->h / 2, a->x - 34, mid, b->x,
+					b->y + b->h / 2,
 					NVLINK_GREEN);
 				label(s, a->x - 14, mid + 4, cell);
 				continue;
 			}
 			low = (a->y > b->y ? a->y : b->y) + a->h + 18 + 5.0 * (double)(h - g);
 			fprintf(s->f, "<path class=\"gpulink\" d=\"M %.1f %.1f Q %.1f %.1f %.1f %.1f\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-				a->x + 24, a->y + a->h, (a->x + b->x) / 2 + 24, 2 * low - a->y - a->h,
+				a->x + 24, a->y + a->h, (a->x + b->x) / 2 + 24,
+				2 * low - a->y - a->h,
 				b->x + 24, b->y + b->h, NVLINK_GREEN);
 			label(s, (a->x + b->x) / 2 + 24, low, cell);
 		}
@@ -538,7 +540,8 @@ static double draw_legend(struct svg *s, double y)
 
 			used += snprintf(line + used, sizeof(line) - (size_t)used, " -> %s (%s)",
 					 r->name ? r->name : t->dev[r->dev].pci,
-					 aff_path_name(aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL)));
+					 aff_path_name(aff_path_between(t, t->gpus[rk->gpu], r->dev,
+									NULL)));
 		} else {
 			used += snprintf(line + used, sizeof(line) - (size_t)used, " -> no rail");
 		}

@@ -40,7 +40,10 @@ int aff_gpu_objs(hwloc_topology_t topo, int vendor, struct aff_gpu_obj **out, si
 		if (pa->vendor_id != vendor || !gpu_class(pa->class_id))
 			continue;
 		if (*n == cap) {
-			struct aff_gpu_obj *p = realloc(*out, (cap = cap ? 2 * cap : 8) * sizeof(*p));
+			struct aff_gpu_obj *p;
+
+			cap = cap ? 2 * cap : 8;
+			p = realloc(*out, cap * sizeof(*p));
 
 			if (!p) {
 				free(*out);

@@ -90,13 +90,17 @@ static bool word(const char *s)
 	return true;
 }
 
-static int partition(rsmi_ret (*get)(uint32_t, char *, uint32_t), uint32_t dev, hwloc_obj_t o, const char *name, char *unreadable, size_t ulen)
+static int partition(rsmi_ret (*get)(uint32_t, char *, uint32_t), uint32_t dev,
+		     hwloc_obj_t o, const char *name, char *unreadable, size_t ulen)
 {
 	char buf[32] = "";
 	size_t used;
 
-	if (get && get(dev, buf, sizeof(buf)) == RSMI_OK && (buf[sizeof(buf) - 1] = '\0', word(buf)))
-		return aff_gpu_info(o, name, buf);
+	if (get && get(dev, buf, sizeof(buf)) == RSMI_OK) {
+		buf[sizeof(buf) - 1] = '\0';
+		if (word(buf))
+			return aff_gpu_info(o, name, buf);
+	}
 	used = strlen(unreadable);
 	snprintf(unreadable + used, ulen - used, "%spartition", used ? "," : "");
 	return 0;

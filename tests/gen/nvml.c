@@ -184,7 +184,8 @@ int rb_write_nvml(const struct rb_machine *m, FILE *out)
 		busid(g, pci);
 		uuid_of(m, g, uuid);
 		fprintf(out, "gpu %s uuid=%s minor=%d mig=%s c2c=%s\n", pci, uuid,
-			g->minor >= 0 ? g->minor : g->gpu_index, state[g->mig + 1], state[g->c2c + 1]);
+			g->minor >= 0 ? g->minor : g->gpu_index, state[g->mig + 1],
+			state[g->c2c + 1]);
 		rc = links(m, g, &gpus, &switches, out);
 		for (j = 0; j < g->mig_devices && g->mig == 1; j++)
 			fprintf(out, "mig %s MIG-%.8s-%04x-4000-8000-%012x %d 0\n", pci, uuid + 4,
