@@ -7,6 +7,7 @@
  * checked here: one JSON object and nothing after it, valid UTF-8, no NUL
  * inside a string, fields of the right type within their limits.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,6 +67,53 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 	return true;
 }
 
+/*
+ * Printable: no C0 or C1 control, no DEL, and none of the invisible
+ * characters that reorder or break a line when a log or a terminal shows
+ * it (U+2028/2029, the bidi embeddings, overrides and isolates), so a job
+ * name can neither forge a log line nor disguise itself in `status`.
+ */
+static bool printable(unsigned long cp)
+{
+	return cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f) && cp != 0x2028 && cp != 0x2029 &&
+	       !(cp >= 0x200e && cp <= 0x200f) && !(cp >= 0x202a && cp <= 0x202e) &&
+	       !(cp >= 0x2066 && cp <= 0x2069) && cp != 0xfeff;
+}
+
+bool request_text_ok(const char *str, size_t n, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, k, len;
+	unsigned long cp;
+
+	if (!n || n > max || !utf8_valid(s, n))
+		return false;
+	while (i < n) {
+		len = s[i] < 0x80 ? 1 : s[i] < 0xe0 ? 2 : s[i] < 0xf0 ? 3 : 4;
+		cp = len == 1 ? s[i] : s[i] & (0x7f >> len);
+		for (k = 1; k < len; k++)
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		if (!printable(cp))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+/* GPU indices, PCI addresses, GPU-/MIG- UUIDs: nothing else is a GPU name. */
+bool request_gpu_list_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	/* Empty is a claim too: CUDA_VISIBLE_DEVICES="" hides every GPU. */
+	if (n > RQ_MAX_VISIBLE)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr(",:.-_", s[i]))
+			return false;
+	return true;
+}
+
 static int fail(const char **error, char *msg, size_t msglen, const char *name,
 		const char *text)
 {
@@ -114,10 +162,12 @@ static int plan_fields(struct request *rq, const char **error, char *msg, size_t
 				    "\"isolate_gpu\" is true or false");
 		rq->isolate = json_object_get_boolean(v);
 	}
-	if (str_field(rq->doc, "visible", &rq->visible) < 0)
-		return fail(error, msg, msglen, "invalid", "\"visible\" is a string like \"0,1\"");
+	if (str_field(rq->doc, "visible", &rq->visible) < 0 ||
+	    (rq->visible && !request_gpu_list_ok(rq->visible, strlen(rq->visible))))
+		return fail(error, msg, msglen, "invalid",
+			    "\"visible\" is a list of GPU indices or PCI addresses like \"0,1\", at most 256 characters");
 	if (str_field(rq->doc, "job", &rq->job) < 0 ||
-	    (rq->job && (!*rq->job || strlen(rq->job) > RQ_MAX_JOB)) ||
+	    (rq->job && !request_text_ok(rq->job, strlen(rq->job), RQ_MAX_JOB)) ||
 	    str_field(rq->doc, "lease", &lease) < 0)
 		goto bad_job;
 	if (!lease || !strcmp(lease, "pid"))
@@ -131,7 +181,7 @@ static int plan_fields(struct request *rq, const char **error, char *msg, size_t
 	return 0;
 bad_job:
 	return fail(error, msg, msglen, "invalid",
-		    "\"job\" is a string of 1 to 128 bytes, \"lease\" one of pid, conn, none");
+		    "\"job\" is 1 to 128 bytes of printable UTF-8 (no control characters), \"lease\" one of pid, conn, none");
 }
 
 int request_parse(const char *line, size_t len, struct request *rq, const char **error,

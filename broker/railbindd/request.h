@@ -13,6 +13,8 @@
 #include "client.h"
 
 #define RQ_MAX_JOB 128
+/* A GPU claim: a CUDA_VISIBLE_DEVICES-style list. */
+#define RQ_MAX_VISIBLE 256
 /* Far beyond any node's GPU count; keeps a rank within an int everywhere. */
 #define RQ_MAX_RANK AFF_MAX_LOCAL_RANK
 
@@ -41,5 +43,13 @@ int request_parse(const char *line, size_t len, struct request *rq, const char *
 		  char *msg, size_t msglen);
 void request_fini(struct request *rq);
 const char *request_op_name(enum rq_op op);
+/*
+ * Whether @n bytes at @s are 1..@max bytes of strict UTF-8 with nothing a
+ * log or terminal would act on (controls, line separators, bidi marks):
+ * the rule for every client string the broker logs or stores.
+ */
+bool request_text_ok(const char *s, size_t n, size_t max);
+/* Whether @s (@n bytes) is a GPU list: [A-Za-z0-9,:._-], at most RQ_MAX_VISIBLE. */
+bool request_gpu_list_ok(const char *s, size_t n);
 
 #endif
