@@ -215,7 +215,9 @@ enum aff_bind_flags {
 	AFF_BIND_ISOLATE_GPU = 1ul << 0,
 	/* Do not ask the broker; compute in-process. */
 	AFF_BIND_LOCAL = 1ul << 1,
-	/* Fail (-ECONNREFUSED, -ETIMEDOUT, ...) when no broker answers. */
+	/* Fail (-ECONNREFUSED, -ETIMEDOUT, -EAGAIN for a broker that says it
+	 * is overloaded, ...) when no broker answers. Without it, both are
+	 * answered by computing the plan in-process. */
 	AFF_BIND_BROKER_ONLY = 1ul << 2,
 	/* Ask for the plan only; take no lease on the rank. */
 	AFF_BIND_NO_LEASE = 1ul << 3,

@@ -172,7 +172,10 @@ int aff_binding_from_text(const char *text, const char *source,
 	return 0;
 }
 
-/* *answered: the broker replied (an error reply is its answer, no fallback). */
+/*
+ * *answered: the broker replied (an error reply is its answer, no fallback,
+ * except "overloaded").
+ */
 static int from_broker(const struct aff_bind_spec *spec, long rank,
 		       const char *visible, struct aff_binding **out,
 		       bool *answered, char *err, size_t errlen)
@@ -199,16 +202,20 @@ static int from_broker(const struct aff_bind_spec *spec, long rank,
 	free(text);
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "no broker at %s: %s", path, strerror(-rc));
-	*answered = true;
 	if (json_object_object_get_ex(reply, "error", &v)) {
 		const char *name = json_object_get_string(v);
 
+		/* "overloaded" is no answer about the plan: the broker (or this
+		 * user's share of it) is full, and the plan is computed here as
+		 * when no broker answers. Any other error is the broker's word. */
+		*answered = !name || strcmp(name, "overloaded");
 		rc = -aff_broker_errno(name);
-		aff_seterr(err, errlen, -rc, "broker: %s",
+		aff_seterr(err, errlen, -rc, "broker%s: %s", *answered ? "" : " overloaded",
 			   get_str(reply, "message") ? get_str(reply, "message") : name);
 		json_object_put(reply);
 		return rc;
 	}
+	*answered = true;
 	if (!json_object_object_get_ex(reply, "rank", &v)) {
 		json_object_put(reply);
 		return aff_seterr(err, errlen, EPROTO, "broker at %s: a reply without a rank", path);
