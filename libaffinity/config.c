@@ -163,7 +163,11 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		conf->nccl_topo_file = strdup(value);
 		return conf->nccl_topo_file ? 0 : -ENOMEM;
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, memory-policy, nccl-topo-file";
+	if (!strcmp(key, "gpu-sharing")) {
+		*expect = "gpu-sharing = yes|no";
+		return parse_bool(value, &conf->gpu_sharing);
+	}
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, memory-policy, nccl-topo-file, gpu-sharing";
 	return -EINVAL;
 }
 

@@ -27,6 +27,7 @@ struct aff_config {
 	bool ethernet_rails;
 	bool mem_bind;
 	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
+	bool gpu_sharing;	/* railbindd leases one GPU to several users */
 };
 
 struct aff_ctx {
