@@ -50,7 +50,7 @@ static const char *or_dash(const char *s)
 
 static void print_text(struct json_object *doc)
 {
-	struct json_object *broker = NULL, *module = NULL, *leases = NULL;
+	struct json_object *broker = NULL, *module = NULL, *leases = NULL, *refresh = NULL;
 	size_t i, n;
 
 	json_object_object_get_ex(doc, "broker", &broker);
@@ -72,6 +72,10 @@ static void print_text(struct json_object *doc)
 	       or_dash(jstr(doc, "generation")),
 	       json_object_get_double(json_object_object_get(doc, "plan_age_s")),
 	       or_dash(jstr(doc, "ranks")));
+	if (json_object_object_get_ex(doc, "refresh", &refresh) &&
+	    json_object_is_type(refresh, json_type_object) && jstr(refresh, "error"))
+		printf("refresh:    failed (%s): %s; serving the last good plan\n",
+		       or_dash(jstr(refresh, "reason")), jstr(refresh, "error"));
 	n = leases ? json_object_array_length(leases) : 0;
 	printf("leases:     %zu\n", n);
 	if (n)
@@ -191,6 +195,13 @@ int cmd_status(int argc, char **argv)
 		if (json_object_object_get_ex(doc, "error", &v)) {
 			rb_error("status: --reload: %s", jstr(doc, "message") ?
 				 jstr(doc, "message") : json_object_get_string(v));
+			json_object_put(doc);
+			return RB_EXIT_FAIL;
+		}
+		/* The broker keeps serving what it had: say so, and fail. */
+		if (json_object_object_get_ex(doc, "refresh", &v) && jstr(v, "error")) {
+			rb_error("status: --reload: %s; the broker is keeping the last good plan",
+				 jstr(v, "error"));
 			json_object_put(doc);
 			return RB_EXIT_FAIL;
 		}

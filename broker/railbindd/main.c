@@ -90,14 +90,19 @@ static void on_signal(int fd, uint32_t events, void *arg)
 	}
 }
 
+/*
+ * Two steps. While starting (the topology read, the saved leases) only
+ * SIGHUP waits in the signalfd, for the loop to take once it runs: SIGTERM
+ * and SIGINT keep their default action and end a start that hangs or takes
+ * long, with nothing yet to drain or save. Once serving, they too go
+ * through the loop (signals_serving), which answers what is pending first.
+ */
 static int signals_init(void)
 {
 	sigset_t set;
 
 	signal(SIGPIPE, SIG_IGN);	/* a vanished client is EPIPE, not death */
 	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
@@ -105,6 +110,19 @@ static int signals_init(void)
 	if (sig_fd < 0)
 		return -errno;
 	return sched_add_fd(sig_fd, EPOLLIN, on_signal, NULL);
+}
+
+static int signals_serving(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 || signalfd(sig_fd, &set, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 /*
@@ -214,6 +232,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	stage = 6;
+	if ((rc = signals_serving()) < 0) {
+		snprintf(msg, sizeof(msg), "cannot handle signals: %s", strerror(-rc));
+		goto out;
+	}
 	rbd_log(LOG_INFO, "serving %s on %s, plan generation %llu, %zu lease%s", serve_source(),
 		conf.socket, serve_generation(), lease_count(), lease_count() == 1 ? "" : "s");
 	sd_notify(0, "READY=1");
@@ -229,8 +251,11 @@ out:
 	/* Reverse order; the lease file stays for the next start. */
 	if (stage >= 6)
 		ctl_fini();
-	if (stage >= 5)
+	if (stage >= 5) {
+		state_flush();
 		lease_fini();
+		share_fini();
+	}
 	if (stage >= 4)
 		serve_fini();
 	if (stage >= 3)

@@ -41,36 +41,64 @@ static void add_text(struct json_object *r, const char *key, const char *text)
 	json_object_object_add(r, key, o);
 }
 
-/* The limits of this client: its CPUs and GPUs as /proc says, narrowed
- * (never widened) by what it claims. */
+/*
+ * The limits of this client: its CPUs and GPUs as /proc and its devices
+ * cgroup say, narrowed (never widened) by what it claims. *auth is set
+ * when the devices cgroup decided its GPUs.
+ */
 static int limits(struct client *c, const struct request *rq, char **allowed,
-		  char **visible)
+		  char **visible, bool *auth)
 {
-	const char *claim = rq->visible, *own = NULL, *cpus = NULL;
+	const struct peer_info *pi;
+	const char *claim = rq->visible, *error = NULL;
 	struct json_object *id = rq->id;
+	unsigned char *mask = NULL;
+	char msg[512];
+	size_t n;
 	int rc;
 
 	*allowed = *visible = NULL;
-	if (conf_apply_limits() && !(cpus = ctl_peer_cpus(c))) {
+	*auth = false;
+	if (ctl_peer_info(c, &pi) < 0) {
+		ctl_send_error(c, id, "permission",
+			       "the process that connected (pid %d) has exited: a plan is for the process that asks",
+			       (int)ctl_pid(c));
+		return -EPERM;
+	}
+	if (conf_apply_limits() && !pi->cpus) {
 		ctl_send_error(c, id, "permission", "cannot read the CPUs of pid %d",
 			       (int)ctl_pid(c));
 		return -EPERM;
 	}
-	rc = ctl_peer_visible(c, &own);
-	if (rc < 0 && claim) {
+	if (pi->visible_err < 0 && claim) {
 		ctl_send_error(c, id, "permission", "cannot read the environment of pid %d",
 			       (int)ctl_pid(c));
 		return -EPERM;
 	}
-	if (claim && own && !peer_claim_within(claim, own)) {
+	/* The environment is the process's own: checked, never echoed. */
+	if (claim && pi->visible && !peer_claim_within(claim, pi->visible)) {
 		ctl_send_error(c, id, "permission",
-			       "GPUs \"%s\" are not within the process's own CUDA_VISIBLE_DEVICES \"%s\"",
-			       claim, own);
+			       "GPUs \"%s\" are not within the process's own CUDA_VISIBLE_DEVICES",
+			       claim);
 		return -EPERM;
 	}
-	*allowed = cpus ? strdup(cpus) : NULL;
-	*visible = claim ? strdup(claim) : own ? strdup(own) : NULL;
+	n = serve_gpu_count();
+	if (pi->devices && n && (mask = calloc(n, 1)) && gpuown_allowed(pi->devices, mask, n))
+		*auth = true;
+	rc = serve_visible(claim ? claim : pi->visible, !claim, *auth ? mask : NULL, visible,
+			   &error, msg, sizeof(msg));
+	free(mask);
+	if (rc < 0) {
+		ctl_send_error(c, id, error, "%s", msg);
+		return rc;
+	}
+	*allowed = pi->cpus ? strdup(pi->cpus) : NULL;
 	return 0;
+}
+
+static bool charge(void *arg)
+{
+	return ctl_charge_miss(arg);
 }
 
 static void op_plan(struct client *c, const struct request *rq)
@@ -78,13 +106,14 @@ static void op_plan(struct client *c, const struct request *rq)
 	struct json_object *v, *r, *id = rq->id;
 	const char *text = NULL, *error = NULL, *job = rq->job ? rq->job : "default";
 	char *allowed, *visible, msg[1024];
-	bool isolate = rq->isolate, conn = rq->lease == RQ_LEASE_CONN;
+	bool isolate = rq->isolate, conn = rq->lease == RQ_LEASE_CONN, auth;
 	long rank = rq->rank;
 
-	if (limits(c, rq, &allowed, &visible) < 0)
+	if (limits(c, rq, &allowed, &visible, &auth) < 0)
 		return;
 	if (rank < 0) {	/* the whole plan: nothing to lease */
-		if (serve_plan(allowed, visible, isolate, &text, &error, msg, sizeof(msg)) < 0) {
+		if (serve_plan(allowed, visible, isolate, charge, c, &text, &error, msg,
+			       sizeof(msg)) < 0) {
 			ctl_send_error(c, id, error, "%s", msg);
 		} else {
 			r = reply_new(id);
@@ -93,34 +122,27 @@ static void op_plan(struct client *c, const struct request *rq)
 		}
 		goto out;
 	}
-	if (serve_rank(allowed, visible, isolate, rank, &text, &error, msg, sizeof(msg)) < 0) {
+	if (serve_rank(allowed, visible, isolate, rank, charge, c, &text, &error, msg,
+		       sizeof(msg)) < 0) {
 		ctl_send_error(c, id, error, "%s", msg);
 		goto out;
 	}
 	r = reply_new(id);
 	if (rq->lease != RQ_LEASE_NONE) {
 		struct json_object *rk = json_tokener_parse(text), *g = NULL, *cp = NULL;
-		pid_t holder = 0;
 		int rc;
 
 		if (rk) {
 			json_object_object_get_ex(rk, "gpu", &g);
 			json_object_object_get_ex(rk, "cpus", &cp);
 		}
-		rc = lease_take(ctl_uid(c), ctl_pid(c), peer_start_time(ctl_pid(c)), job, rank,
+		rc = lease_take(c, conn, job, rank,
 				json_object_get_string(json_object_object_get(g, "pci")),
-				json_object_get_string(cp),
-				conn ? c : NULL, &holder);
+				json_object_get_string(cp), auth, &error, msg, sizeof(msg));
 		json_object_put(rk);
-		if (rc == -EBUSY) {
+		if (rc < 0) {
 			json_object_put(r);
-			ctl_send_error(c, id, "busy", "job %s rank %ld is held by pid %d", job,
-				       rank, (int)holder);
-			goto out;
-		} else if (rc < 0) {
-			json_object_put(r);
-			ctl_send_error(c, id, "internal", "cannot lease job %s rank %ld: %s",
-				       job, rank, strerror(-rc));
+			ctl_send_error(c, id, error, "%s", msg);
 			goto out;
 		}
 		v = json_object_new_object();
@@ -189,6 +211,28 @@ static struct json_object *module_info(void)
 	return m;
 }
 
+static struct json_object *limits_info(void)
+{
+	struct json_object *l = json_object_new_object();
+
+	json_object_object_add(l, "max_clients", json_object_new_int(conf.max_clients));
+	json_object_object_add(l, "max_user_clients", json_object_new_int(conf.max_user_clients));
+	json_object_object_add(l, "max_user_watchers",
+			       json_object_new_int(conf.max_user_watchers));
+	json_object_object_add(l, "max_user_leases", json_object_new_int(conf.max_user_leases));
+	json_object_object_add(l, "max_leases", json_object_new_int(conf.max_leases));
+	json_object_object_add(l, "max_user_queued",
+			       json_object_new_int64((int64_t)conf.max_user_queued));
+	json_object_object_add(l, "memory_budget",
+			       json_object_new_int64((int64_t)conf.memory_budget));
+	json_object_object_add(l, "miss_rate", json_object_new_int(conf.miss_rate));
+	json_object_object_add(l, "reply_timeout_ms", json_object_new_int(conf.reply_timeout_ms));
+	json_object_object_add(l, "idle_timeout_ms", json_object_new_int(conf.idle_timeout_ms));
+	json_object_object_add(l, "gpu_sharing",
+			       json_object_new_boolean(serve_config_allows_sharing()));
+	return l;
+}
+
 static void op_status(struct client *c, struct json_object *id)
 {
 	struct json_object *r = reply_new(id), *b = json_object_new_object();
@@ -200,10 +244,17 @@ static void op_status(struct client *c, struct json_object *id)
 	json_object_object_add(b, "socket", json_object_new_string(conf.socket));
 	json_object_object_add(b, "source", json_object_new_string(serve_source()));
 	json_object_object_add(b, "clients", json_object_new_int64((int64_t)ctl_count()));
+	json_object_object_add(b, "queued_bytes",
+			       json_object_new_int64((int64_t)share_total_queued()));
+	json_object_object_add(b, "watched_processes",
+			       json_object_new_int64((int64_t)lease_watched()));
+	json_object_object_add(b, "limits", limits_info());
 	json_object_object_add(r, "broker", b);
 	json_object_object_add(r, "module", module_info());
+	json_object_object_add(r, "refresh", serve_refresh_status());
 	json_object_object_add(r, "plan_age_s", json_object_new_double(serve_plan_age()));
 	json_object_object_add(r, "ranks", json_object_new_int64(serve_rank_count()));
+	json_object_object_add(r, "users", share_list(ctl_uid(c)));
 	json_object_object_add(r, "leases", lease_list(ctl_uid(c)));
 	ctl_send(c, r);
 }
@@ -236,8 +287,12 @@ void ops_request(struct client *c, const char *line, size_t len)
 		op_status(c, rq.id);
 		break;
 	case RQ_WATCH:
-		ctl_set_watching(c);
-		ctl_send(c, reply_new(rq.id));
+		if (ctl_set_watching(c) < 0)
+			ctl_send_error(c, rq.id, "overloaded",
+				       "uid %u has %d watchers, the most one user may (--max-user-watchers)",
+				       (unsigned)ctl_uid(c), conf.max_user_watchers);
+		else
+			ctl_send(c, reply_new(rq.id));
 		break;
 	case RQ_AUDIT:
 		op_audit(c, rq.id);
@@ -247,8 +302,13 @@ void ops_request(struct client *c, const char *line, size_t len)
 			ctl_send_error(c, rq.id, "permission", "reload is root's; uid %u may not",
 				       (unsigned)ctl_uid(c));
 		} else {
+			struct json_object *r;
+
 			rbd_reload("reload request");
-			ctl_send(c, reply_new(rq.id));
+			/* A failed reload still serves the last good plan: say both. */
+			r = reply_new(rq.id);
+			json_object_object_add(r, "refresh", serve_refresh_status());
+			ctl_send(c, r);
 		}
 		break;
 	case RQ_NOPS:

@@ -2,6 +2,17 @@
 /*
  * A client's identity and limits come from the kernel (SO_PEERCRED) and
  * from its own /proc entries, never from what it writes in a request.
+ *
+ * The pid SO_PEERCRED gives is a number: the process that connected may
+ * exit and another (another user's) be given that number before the broker
+ * reads /proc/<pid>. So the identity is pinned when the connection is
+ * accepted: on kernels with SO_PEERPIDFD (6.5) the socket itself keeps the
+ * connecting process (a pidfd can be asked for at any time and says
+ * whether it still lives); elsewhere the pid and its start time are taken
+ * at accept. Every read of /proc for a client goes through a /proc/<pid>
+ * directory opened first and checked after (the pidfd still alive, or the
+ * same start time): a directory opened while its process lives stays that
+ * process's, and reads from it fail once it is gone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,49 +21,60 @@
 #include <string.h>
 #include <unistd.h>
 #include <hwloc.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 
 #include "railbindd.h"
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77		/* Linux 6.5; Debian 12's headers predate it */
+#endif
+
 /* A process environment is bounded by the kernel's ARG_MAX-like limits. */
 #define PEER_MAX_ENVIRON (64u << 20)
+/* /proc/<pid>/status, stat, cgroup; a cgroup's cpuset or devices.list. */
+#define PEER_MAX_SMALL (1u << 20)
 
-int peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid)
+static int peer_pidfd_get(int sockfd)
 {
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
+	socklen_t len = sizeof(int);
+	int pfd = -1;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+	if (getsockopt(sockfd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) < 0)
 		return -errno;
-	*uid = cr.uid;
-	*gid = cr.gid;
-	*pid = cr.pid;
-	return 0;
+	return pfd;
+}
+
+static bool pidfd_alive(int pfd)
+{
+	return pidfd_send_signal(pfd, 0, NULL, 0) == 0 || errno == EPERM;
 }
 
 /*
- * A whole /proc or cgroup file (@len may be NULL). Whole, not a first
- * buffer's worth: a variable past the first 64 KiB of /proc/<pid>/environ
- * must count too, or a claim would be checked against none (and widen).
+ * A whole file under @dirfd (@len may be NULL), at most @max bytes. Whole,
+ * not a first buffer's worth: a variable past the first 64 KiB of
+ * /proc/<pid>/environ must count too, or a claim would be checked against
+ * none (and widen).
  */
-static char *read_all(const char *path, size_t *len)
+static char *read_all_at(int dirfd, const char *path, size_t max, size_t *len)
 {
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap), *p;
+	size_t cap = 4096, n = 0;
+	char *buf, *p;
 	ssize_t r;
 	int fd;
 
-	if (!buf)
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
 		return NULL;
 	}
 	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
 		n += (size_t)r;
 		if (cap - n - 1 == 0) {
-			p = cap < PEER_MAX_ENVIRON ? realloc(buf, cap * 2) : NULL;
+			p = cap < max ? realloc(buf, cap * 2) : NULL;
 			if (!p) {
 				r = -1;
 				errno = E2BIG;
@@ -73,30 +95,203 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-/* The cgroup v2 cpuset of @pid ("0::/path" -> cpuset.cpus.effective). */
-static char *cgroup_cpus(pid_t pid)
+/* Start time in clock ticks since boot (stat field 22), 0 if unreadable. */
+static unsigned long long start_time_at(int dirfd)
 {
-	char path[512], *cg, *line, *s, *nl;
+	char *stat = read_all_at(dirfd, "stat", PEER_MAX_SMALL, NULL), *p;
+	unsigned long long start = 0;
+	int field;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	cg = read_all(path, NULL);
-	if (!cg)
-		return NULL;
-	line = strstr(cg, "0::");
-	if (line != cg && line && line[-1] != '\n')
-		line = NULL;
-	if (!line) {
-		free(cg);
-		return NULL;
+	/* comm may hold spaces and parentheses: count from the last ')'. */
+	p = stat ? strrchr(stat, ')') : NULL;
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	free(stat);
+	return start;
+}
+
+unsigned long long peer_start_time(pid_t pid)
+{
+	char path[32];
+	unsigned long long start;
+	int dirfd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return 0;
+	start = start_time_at(dirfd);
+	close(dirfd);
+	return start;
+}
+
+int peer_pin(int sockfd, struct peer_id *id)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int pfd;
+
+	memset(id, 0, sizeof(*id));
+	if (getsockopt(sockfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return -errno;
+	id->uid = cr.uid;
+	id->gid = cr.gid;
+	id->pid = cr.pid;
+	/* pid 0: a process in a pid namespace the broker cannot see into. */
+	if (cr.pid <= 0) {
+		id->gone = true;
+		return 0;
 	}
-	line += 3;
-	nl = strchr(line, '\n');
-	if (nl)
-		*nl = '\0';
+	if (!conf.no_peer_pidfd) {
+		pfd = peer_pidfd_get(sockfd);
+		if (pfd >= 0) {
+			id->pidfd = true;
+			close(pfd);
+			return 0;
+		}
+		/* EINVAL/ESRCH: the kernel knows the option; the peer is gone. */
+		if (pfd != -ENOPROTOOPT) {
+			id->gone = true;
+			return 0;
+		}
+	}
+	id->start = peer_start_time(cr.pid);
+	id->gone = !id->start;
+	return 0;
+}
+
+int peer_open(int sockfd, struct peer_id *id)
+{
+	char path[32];
+	int dirfd, pfd = -1;
+	bool same;
+
+	if (id->gone)
+		return -ESRCH;
+	if (id->pidfd && (pfd = peer_pidfd_get(sockfd)) < 0) {
+		id->gone = true;
+		return -ESRCH;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", (int)id->pid);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		int err = errno;
+
+		if (pfd >= 0)
+			close(pfd);
+		if (err == ENOENT || err == ESRCH) {
+			id->gone = true;
+			return -ESRCH;
+		}
+		return -err;
+	}
+	/* Checked after the open: see the top of this file. */
+	if (id->pidfd) {
+		same = pidfd_alive(pfd);
+		close(pfd);
+		if (same && !id->start)
+			id->start = start_time_at(dirfd);
+	} else {
+		same = start_time_at(dirfd) == id->start;
+	}
+	if (!same) {
+		close(dirfd);
+		id->gone = true;
+		return -ESRCH;
+	}
+	return dirfd;
+}
+
+int peer_pidfd(int sockfd, const struct peer_id *id)
+{
+	int pfd;
+
+	if (id->gone)
+		return -ESRCH;
+	if (id->pidfd) {
+		pfd = peer_pidfd_get(sockfd);
+		if (pfd < 0)
+			return -ESRCH;
+		if (!pidfd_alive(pfd)) {
+			close(pfd);
+			return -ESRCH;
+		}
+		return pfd;
+	}
+	return peer_pidfd_open(id->pid, id->start);
+}
+
+int peer_pidfd_open(pid_t pid, unsigned long long start)
+{
+	int pfd = pidfd_open(pid, 0);
+
+	if (pfd < 0)
+		return -errno;
+	/* Opened first, checked after: a pidfd of a live pid with this start
+	 * time is this process's, whatever happens to the number later. */
+	if (peer_start_time(pid) != start) {
+		close(pfd);
+		return -ESRCH;
+	}
+	return pfd;
+}
+
+bool peer_alive(pid_t pid, unsigned long long start)
+{
+	return peer_start_time(pid) == start;
+}
+
+/* Whether @name is in the comma-separated controller list [@p, @end). */
+static bool has_controller(const char *p, const char *end, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t m = comma ? (size_t)(comma - p) : (size_t)(end - p);
+
+		if (m == n && !strncmp(p, name, n))
+			return true;
+		p += m + 1;
+	}
+	return false;
+}
+
+/*
+ * The cgroup path of @controller in a /proc/<pid>/cgroup text, whose lines
+ * are "ID:CONTROLLERS:PATH"; "" names the cgroup v2 line, "0::PATH".
+ */
+static char *cgroup_line(const char *cg, const char *controller)
+{
+	const char *line = cg;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+
+		if (c2 && (*controller ? has_controller(c1 + 1, c2, controller)
+				       : c1 == line + 1 && *line == '0' && c2 == c1 + 1))
+			return strndup(c2 + 1, len - (size_t)(c2 + 1 - line));
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* The cgroup v2 cpuset of the process: cpuset.cpus.effective of its "0::" line. */
+static char *cgroup_cpus(const char *cg)
+{
+	char path[4096], *dir = cgroup_line(cg, ""), *s, *nl;
+
+	if (!dir)
+		return NULL;
 	snprintf(path, sizeof(path), "%s/sys/fs/cgroup%s/cpuset.cpus.effective",
-		 conf.root ? conf.root : "", line);
-	free(cg);
-	s = read_all(path, NULL);
+		 conf.root ? conf.root : "", dir);
+	free(dir);
+	s = read_all_at(AT_FDCWD, path, PEER_MAX_SMALL, NULL);
 	if (s && (nl = strchr(s, '\n')))
 		*nl = '\0';
 	if (s && !*s) {
@@ -106,13 +301,12 @@ static char *cgroup_cpus(pid_t pid)
 	return s;
 }
 
-char *peer_allowed_cpus(pid_t pid)
+static char *allowed_cpus(int dirfd, const char *cg)
 {
-	char path[64], *status, *p, *cg, *out = NULL;
+	char *status, *p, *c, *out = NULL;
 	hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	status = read_all(path, NULL);
+	status = read_all_at(dirfd, "status", PEER_MAX_SMALL, NULL);
 	p = status ? strstr(status, "\nCpus_allowed_list:") : NULL;
 	if (a && b && p) {
 		char *nl;
@@ -126,10 +320,10 @@ char *peer_allowed_cpus(pid_t pid)
 			/* Affinity is already inside the cpuset; the cpuset is
 			 * read too, so a race with a move between cgroups
 			 * cannot widen it. */
-			cg = cgroup_cpus(pid);
-			if (cg && hwloc_bitmap_list_sscanf(b, cg) == 0 && !hwloc_bitmap_iszero(b))
+			c = cg ? cgroup_cpus(cg) : NULL;
+			if (c && hwloc_bitmap_list_sscanf(b, c) == 0 && !hwloc_bitmap_iszero(b))
 				hwloc_bitmap_and(a, a, b);
-			free(cg);
+			free(c);
 			if (hwloc_bitmap_list_asprintf(&out, a) < 0)
 				out = NULL;
 		}
@@ -140,36 +334,47 @@ char *peer_allowed_cpus(pid_t pid)
 	return out;
 }
 
-int peer_visible_gpus(pid_t pid, char **out)
+/* The process's device rules (cgroup v1 devices.list), NULL where none apply. */
+static struct gpuown_rules *device_rules(const char *cg)
 {
-	char path[64], *env;
-	size_t len;
-	int rc;
+	char path[4096], *dir = cgroup_line(cg, "devices"), *list;
+	struct gpuown_rules *r;
 
-	*out = NULL;
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	env = read_all(path, &len);
-	if (!env)
-		return -errno;
-	rc = peer_environ_visible(env, len, out);
-	free(env);
-	return rc;
+	if (!dir)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/sys/fs/cgroup/devices%s%sdevices.list",
+		 conf.root ? conf.root : "", dir, dir[strlen(dir) - 1] == '/' ? "" : "/");
+	free(dir);
+	list = read_all_at(AT_FDCWD, path, PEER_MAX_SMALL, NULL);
+	r = list ? gpuown_rules_parse(list) : NULL;
+	free(list);
+	return r;
 }
 
-unsigned long long peer_start_time(pid_t pid)
+int peer_read_info(int dirfd, bool want_cpus, struct peer_info *pi)
 {
-	char path[64], *stat, *p;
-	unsigned long long start = 0;
-	int field;
+	char *env, *cg;
+	size_t len;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	stat = read_all(path, NULL);
-	/* comm may hold spaces and parentheses: count from the last ')'. */
-	p = stat ? strrchr(stat, ')') : NULL;
-	for (field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		start = strtoull(p + 1, NULL, 10);
-	free(stat);
-	return start;
+	memset(pi, 0, sizeof(*pi));
+	cg = read_all_at(dirfd, "cgroup", PEER_MAX_SMALL, NULL);
+	if (want_cpus)
+		pi->cpus = allowed_cpus(dirfd, cg);
+	pi->devices = cg ? device_rules(cg) : NULL;
+	free(cg);
+	env = read_all_at(dirfd, "environ", PEER_MAX_ENVIRON, &len);
+	if (!env)
+		pi->visible_err = errno ? -errno : -EIO;
+	else
+		pi->visible_err = peer_environ_visible(env, len, &pi->visible);
+	free(env);
+	return 0;
+}
+
+void peer_info_clear(struct peer_info *pi)
+{
+	free(pi->cpus);
+	free(pi->visible);
+	gpuown_rules_free(pi->devices);
+	memset(pi, 0, sizeof(*pi));
 }

@@ -4,7 +4,8 @@
  * module (file) has an init/fini pair and a prefix: sched_ (the loop),
  * ctl_ (the socket and its clients), ops_ (requests), serve_ (the topology
  * and plan cache), lease_ (who holds which rank), state_ (leases in /run),
- * peer_ (a client's identity and limits), udevmon_ (hotplug), conf_.
+ * peer_ (a client's identity and limits), share_ (what each user holds),
+ * gpuown_ (GPUs a devices cgroup gives), udevmon_ (hotplug), conf_.
  */
 #ifndef RAILBINDD_H
 #define RAILBINDD_H
@@ -29,8 +30,18 @@ struct conf {
 	enum conf_limits limits;
 	int request_timeout_ms;	/* a started request must end within this */
 	int idle_timeout_ms;	/* a silent connection is closed after this */
+	int reply_timeout_ms;	/* replies no one takes for this: closed */
 	int max_clients;
+	int max_user_clients;	/* connections of one uid */
+	int max_user_watchers;
+	int max_user_leases;
+	int max_leases;		/* of all users */
+	int max_watched;	/* processes watched through a pidfd */
+	int miss_rate;		/* plan-cache misses a second, per connection */
 	size_t max_output;	/* a client that does not read is dropped */
+	size_t max_user_queued;	/* unread reply bytes of one uid */
+	size_t memory_budget;	/* unread reply bytes of all */
+	bool no_peer_pidfd;	/* act as on a kernel without SO_PEERPIDFD */
 };
 extern struct conf conf;
 int conf_parse(int argc, char **argv);	/* <0: exit non-zero, 1: exit 0 */
@@ -59,6 +70,7 @@ void sched_stop(void);
 
 /* ctl.c: the Unix socket, framing, limits. */
 struct client;
+struct peer_info;
 int ctl_init(void);
 void ctl_fini(void);
 void ctl_stop_listening(void);
@@ -68,18 +80,25 @@ bool ctl_drained(void);
 void ctl_send(struct client *c, struct json_object *reply);
 void ctl_send_error(struct client *c, struct json_object *id, const char *error,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-void ctl_set_watching(struct client *c);
+/* -EUSERS: the user has --max-user-watchers already. */
+int ctl_set_watching(struct client *c);
 void ctl_broadcast_watch(struct json_object *event);
+/* The identity pinned at accept (peer.c): uid, pid, start time (0 until known). */
 uid_t ctl_uid(const struct client *c);
 pid_t ctl_pid(const struct client *c);
+unsigned long long ctl_start(const struct client *c);
 size_t ctl_count(void);
 /*
- * The peer's allowed CPUs and own CUDA_VISIBLE_DEVICES, read from /proc at
- * its first request and kept for the connection: a process that changes
- * its affinity asks again on a new connection (the library always does).
+ * The peer's allowed CPUs, own CUDA_VISIBLE_DEVICES and device rules, read
+ * from its /proc at its first request and kept for the connection (a
+ * process that changes its affinity asks again on a new connection; the
+ * library always does). -ESRCH: the process that connected is gone.
  */
-const char *ctl_peer_cpus(struct client *c);
-int ctl_peer_visible(struct client *c, const char **out);
+int ctl_peer_info(struct client *c, const struct peer_info **out);
+/* A pidfd of the process that connected, checked alive; -ESRCH if gone. */
+int ctl_peer_pidfd(struct client *c);
+/* Whether this client may have one more plan computed (a cache miss). */
+bool ctl_charge_miss(struct client *c);
 
 /* ops.c: one request line of a client (@len bytes, without its newline). */
 void ops_request(struct client *c, const char *line, size_t len);
@@ -93,27 +112,77 @@ void ncclout_fini(void);
 /* serve.c: the node's topology and its plans, one per client limit. */
 int serve_init(void);
 void serve_fini(void);
-/* Re-read config and topology; bump the generation when the plan changed. */
+/* Re-read config and topology; bump the generation when the plan changed.
+ * A topology or config that cannot be read leaves the last good one. */
 int serve_refresh(const char *why);
+struct json_object *serve_refresh_status(void);
 unsigned long long serve_generation(void);
 double serve_plan_age(void);
 const char *serve_source(void);
+size_t serve_gpu_count(void);
+bool serve_config_allows_sharing(void);
+/*
+ * A GPU claim (@claim: CUDA_VISIBLE_DEVICES-style, NULL: none) as the set
+ * of GPUs it names, "0,3" in index order: the cache key and the planner's
+ * input. @auth (NULL: none) marks the GPUs a devices cgroup lets the
+ * process open; indices then count within them, as CUDA's do. @from_env:
+ * the claim is the process's environment, never echoed in @msg. *@out is
+ * NULL when nothing narrows the plan.
+ */
+int serve_visible(const char *claim, bool from_env, const unsigned char *auth,
+		  char **out, const char **error, char *msg, size_t msglen);
+/* Asked before a plan is computed for a client (a cache miss): may it? */
+typedef bool (*serve_charge_fn)(void *arg);
 /* Rank @rank's object (text) under these limits; or an error name and message. */
 int serve_rank(const char *allowed, const char *visible, bool isolate, long rank,
+	       serve_charge_fn charge, void *arg,
 	       const char **text, const char **error, char *msg, size_t msglen);
 int serve_plan(const char *allowed, const char *visible, bool isolate,
+	       serve_charge_fn charge, void *arg,
 	       const char **text, const char **error, char *msg, size_t msglen);
 const char *serve_topo(const char **error, char *msg, size_t msglen);
 /* The railbind.audit/1 text and the audit's exit code (0-3), or NULL. */
 const char *serve_audit(int *code, const char **error, char *msg, size_t msglen);
 long serve_rank_count(void);
 
+/* gpuown.c: the GPUs a cgroup v1 devices controller lets a process open. */
+struct gpuown_rules;
+struct aff_topo;
+void gpuown_refresh(const struct aff_topo *topo);
+void gpuown_fini(void);
+/* A devices.list text; NULL when it restricts nothing (or out of memory). */
+struct gpuown_rules *gpuown_rules_parse(const char *list);
+void gpuown_rules_free(struct gpuown_rules *r);
+/* 1 and @mask[i] for each of the @n GPUs, or 0: no authority here. */
+int gpuown_allowed(const struct gpuown_rules *r, unsigned char *mask, size_t n);
+
 /* peer.c: who a client is and what it may use, read from /proc, not asked. */
-int peer_cred(int fd, uid_t *uid, gid_t *gid, pid_t *pid);
-/* The CPUs the process may run on (affinity within its cpuset), malloc()ed. */
-char *peer_allowed_cpus(pid_t pid);
-/* The process's own CUDA_VISIBLE_DEVICES (else ROCR_...), malloc()ed or NULL. */
-int peer_visible_gpus(pid_t pid, char **out);
+struct peer_id {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	unsigned long long start;	/* start time; 0 until read */
+	bool pidfd;	/* the kernel keeps the process (SO_PEERPIDFD) */
+	bool gone;	/* the process that connected has exited */
+};
+struct peer_info {
+	char *cpus;		/* allowed CPUs (affinity within cpuset), or NULL */
+	char *visible;		/* its own CUDA_VISIBLE_DEVICES (else ROCR_...) */
+	int visible_err;	/* reading its environment failed */
+	struct gpuown_rules *devices;	/* its devices cgroup, NULL: none */
+};
+/* At accept: SO_PEERCRED, and the process pinned (see peer.c). */
+int peer_pin(int sockfd, struct peer_id *id);
+/* /proc/<pid> of that very process (O_DIRECTORY fd), or -ESRCH. */
+int peer_open(int sockfd, struct peer_id *id);
+/* A pidfd of that very process, or -ESRCH. */
+int peer_pidfd(int sockfd, const struct peer_id *id);
+/* A pidfd of (@pid, @start), or -ESRCH when that process is gone. */
+int peer_pidfd_open(pid_t pid, unsigned long long start);
+bool peer_alive(pid_t pid, unsigned long long start);
+/* What the process under @dirfd may use; peer_info_clear() frees it. */
+int peer_read_info(int dirfd, bool want_cpus, struct peer_info *pi);
+void peer_info_clear(struct peer_info *pi);
 /* claim.c: the pure parts, fuzzed (fuzz/fuzz_rank_env.c). */
 /* Whether every entry of @claim is one of @own's. */
 bool peer_claim_within(const char *claim, const char *own);
@@ -122,21 +191,51 @@ int peer_environ_visible(const char *env, size_t len, char **out);
 /* Start time of @pid in clock ticks since boot (stat field 22), 0 if gone. */
 unsigned long long peer_start_time(pid_t pid);
 
+/* share.c: what each uid holds of the broker. */
+struct share_bucket {
+	double tokens;
+	long long at;
+};
+struct share {
+	uid_t uid;
+	unsigned int conns, watchers, leases;
+	size_t queued;		/* reply bytes its clients have not read */
+	struct share_bucket misses;
+	struct share *next;
+};
+struct share *share_get(uid_t uid);	/* NULL: out of memory */
+struct share *share_find(uid_t uid);	/* NULL: holds nothing */
+void share_release(struct share *s);	/* forget it once it holds nothing */
+void share_conn(struct share *s, int delta);
+void share_queued(struct share *s, long long delta);
+size_t share_total_queued(void);
+bool share_over_budget(const struct share *s);
+struct share *share_heaviest(void);
+bool share_bucket_take(struct share_bucket *b, double rate, double burst);
+struct json_object *share_list(uid_t viewer);
+void share_fini(void);
+
 /* lease.c */
 int lease_init(void);
 void lease_fini(void);
-/* Give (uid, job, rank) to @pid; -EBUSY with the holder's pid in *holder. */
-int lease_take(uid_t uid, pid_t pid, unsigned long long start, const char *job,
-	       long rank, const char *gpu, const char *cpus, struct client *conn,
-	       pid_t *holder);
+/*
+ * Give (uid, @job, @rank) to the process that connected as @c, until it
+ * exits (or, @until_close, until @c closes). Else an error name ("busy",
+ * "overloaded", "permission") and message, and a negative errno.
+ */
+int lease_take(struct client *c, bool until_close, const char *job, long rank,
+	       const char *gpu, const char *cpus, bool backed, const char **error,
+	       char *msg, size_t msglen);
 void lease_release_conn(struct client *conn);
 struct json_object *lease_list(uid_t viewer);
 size_t lease_count(void);
+size_t lease_watched(void);
 /* For state.c: every pid-held lease, and taking one back after a restart. */
 struct json_object *lease_dump(void);
 int lease_restore(struct json_object *saved);
 /* state.c: the leases survive a restart in <state-dir>/leases.json. */
-int state_save(void);
+void state_dirty(void);		/* written at the end of this loop turn */
+int state_flush(void);		/* written now, if anything changed */
 int state_load(void);
 
 /* udevmon.c */

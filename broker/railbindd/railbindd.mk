@@ -3,7 +3,7 @@
 # Needs TOP, BUILD, CC, CFLAGS, LDFLAGS, DEP_LIBS and the library's rules.
 RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
 	udevmon.c
-RAILBINDD_SRCS += ncclout.c
+RAILBINDD_SRCS += ncclout.c share.c gpuown.c
 RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=.o))
 RAILBINDD_LIBS := $(shell $(PKG_CONFIG) --libs libudev libsystemd)
 CFLAGS += $(shell $(PKG_CONFIG) --cflags libudev libsystemd)
@@ -33,18 +33,19 @@ check-broker-asan:
 CHECKS += check-broker
 ASAN_CHECKS += check-broker
 
-# The broker's pure parsers (request.c, claim.c) and the library's local
-# rank parser, with one test per fuzz finding.
-$(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c \
-		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
+# The broker's pure parsers (request.c, claim.c), its reading of device
+# rules (gpuown.c), and the library's local rank parser, with one test per
+# fuzz finding.
+BROKER_UNIT_OBJS := $(addprefix $(BUILD)/obj/broker/railbindd/,request.o claim.o gpuown.o conf.o)
+$(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c $(BROKER_UNIT_OBJS) \
 		$(LIBAFF_A)
 	@mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/broker/railbindd -o $@ $< \
-		$(BUILD)/obj/broker/railbindd/request.o $(BUILD)/obj/broker/railbindd/claim.o \
-		$(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/broker/railbindd \
+		-DBUILD='"$(BUILD)"' -o $@ $< $(BROKER_UNIT_OBJS) $(LDFLAGS) $(LIBAFF_A) \
+		$(DEP_LIBS) $(CMOCKA_LIBS)
 
 .PHONY: check-broker-unit
-check-broker-unit: $(BUILD)/tests/broker_request
+check-broker-unit: $(BUILD)/tests/broker_request $(BUILD)/fixtures/dgx-h100.xml
 	$(call quiet,TEST,$@)$(BUILD)/tests/broker_request
 CHECKS += check-broker-unit
 

@@ -3,9 +3,17 @@
  * The node's topology and its plans. A plan depends on the client's limits
  * (allowed CPUs, visible GPUs, isolation), so plans are cached per limit:
  * every rank launched by one job asks under the same limits and is
- * answered from one computed plan, serialised once.
+ * answered from one computed plan, serialised once. The key is the limit
+ * as the planner reads it, not as the client wrote it: "1,0", "0,1" and
+ * "1,1,0" are one set of GPUs, one entry. A miss costs a plan computation,
+ * so the caller decides (charge) whether this client may have one more.
+ *
+ * A refresh that cannot read the topology keeps the last good one: a
+ * truncated file or a failing sysfs read must not take the plan from every
+ * rank. The failure is logged and kept for `status` until a refresh works.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +22,10 @@
 #include "client.h"
 #include "model.h"
 #include "audit.h"
+#include "internal.h"
 #include "railbindd.h"
 
-#define CACHE_SIZE 16
+#define CACHE_SIZE 64
 
 struct entry {
 	char *key;
@@ -39,6 +48,10 @@ static unsigned long long tick, generation;
 static char *fingerprint;	/* the unlimited plan's text: did it change? */
 static struct timespec plan_time;
 static long nranks;
+/* The last refresh: when, and what went wrong (empty: nothing). */
+static time_t refresh_time;
+static char refresh_err[1024];
+static char refresh_why[128];
 
 static void entry_clear(struct entry *e)
 {
@@ -84,12 +97,18 @@ static void compute(struct entry *e, const char *allowed, const char *visible, b
 	aff_plan_unref(plan);
 }
 
-static struct entry *lookup(const char *allowed, const char *visible, bool isolate)
+/*
+ * The cached plan for these limits. A miss computes it if @charge (NULL:
+ * always) lets this client have one more; otherwise NULL with *refused set.
+ */
+static struct entry *lookup(const char *allowed, const char *visible, bool isolate,
+			    serve_charge_fn charge, void *arg, bool *refused)
 {
 	struct entry *e, *victim = &cache[0];
 	char *key;
 	size_t i;
 
+	*refused = false;
 	if (asprintf(&key, "%s|%s|%d", allowed ? allowed : "*", visible ? visible : "*",
 		     isolate) < 0)
 		return NULL;
@@ -102,6 +121,11 @@ static struct entry *lookup(const char *allowed, const char *visible, bool isola
 		}
 		if (!e->key || e->used < victim->used)
 			victim = e;
+	}
+	if (charge && !charge(arg)) {
+		free(key);
+		*refused = true;
+		return NULL;
 	}
 	entry_clear(victim);
 	victim->key = key;
@@ -124,16 +148,28 @@ static const char *error_name(int rc)
 	}
 }
 
+static int miss_error(bool refused, const char **error, char *msg, size_t msglen)
+{
+	if (refused) {
+		*error = "overloaded";
+		snprintf(msg, msglen,
+			 "too many distinct plans asked for (new CPU or GPU limits) in too short a time; compute it in-process or ask again later");
+		return -EAGAIN;
+	}
+	*error = "internal";
+	snprintf(msg, msglen, "out of memory");
+	return -ENOMEM;
+}
+
 int serve_rank(const char *allowed, const char *visible, bool isolate, long rank,
+	       serve_charge_fn charge, void *arg,
 	       const char **text, const char **error, char *msg, size_t msglen)
 {
-	struct entry *e = lookup(allowed, visible, isolate);
+	bool refused;
+	struct entry *e = lookup(allowed, visible, isolate, charge, arg, &refused);
 
-	if (!e) {
-		*error = "internal";
-		snprintf(msg, msglen, "out of memory");
-		return -ENOMEM;
-	}
+	if (!e)
+		return miss_error(refused, error, msg, msglen);
 	if (e->rc) {
 		*error = error_name(e->rc);
 		snprintf(msg, msglen, "%s", e->msg ? e->msg : "");
@@ -150,17 +186,113 @@ int serve_rank(const char *allowed, const char *visible, bool isolate, long rank
 }
 
 int serve_plan(const char *allowed, const char *visible, bool isolate,
+	       serve_charge_fn charge, void *arg,
 	       const char **text, const char **error, char *msg, size_t msglen)
 {
-	struct entry *e = lookup(allowed, visible, isolate);
+	bool refused;
+	struct entry *e = lookup(allowed, visible, isolate, charge, arg, &refused);
 
-	if (!e || e->rc) {
-		*error = e ? error_name(e->rc) : "internal";
-		snprintf(msg, msglen, "%s", e && e->msg ? e->msg : "out of memory");
-		return e ? e->rc : -ENOMEM;
+	if (!e)
+		return miss_error(refused, error, msg, msglen);
+	if (e->rc) {
+		*error = error_name(e->rc);
+		snprintf(msg, msglen, "%s", e->msg ? e->msg : "");
+		return e->rc;
 	}
 	*text = e->doc;
 	return 0;
+}
+
+/* One entry of a CUDA_VISIBLE_DEVICES-style list as a GPU index, or -1. */
+static long gpu_of(const char *item, size_t len, const unsigned char *auth)
+{
+	struct aff_dev probe;
+	char buf[64];
+	size_t i, k;
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, item, len);
+	buf[len] = '\0';
+	if (strspn(buf, "0123456789") == len) {
+		unsigned long v = len <= 6 ? strtoul(buf, NULL, 10) : ULONG_MAX;
+
+		if (!auth)
+			return v < topo->ngpu ? (long)v : -1;
+		/* CUDA numbers only the GPUs the process can open. */
+		for (i = 0, k = 0; i < topo->ngpu; i++)
+			if (auth[i] && k++ == v)
+				return (long)i;
+		return -1;
+	}
+	if (aff_dev_set_pci(&probe, buf) < 0)
+		return -1;
+	for (i = 0; i < topo->ngpu; i++)
+		if (!strcmp(topo->dev[topo->gpus[i]].pci, probe.pci))
+			return auth && !auth[i] ? -2 : (long)i;
+	return -1;
+}
+
+int serve_visible(const char *claim, bool from_env, const unsigned char *auth,
+		  char **out, const char **error, char *msg, size_t msglen)
+{
+	unsigned char *seen;
+	size_t i, used = 0;
+	const char *p;
+	char *s;
+
+	*out = NULL;
+	if (!topo)
+		return 0;	/* no plan to narrow: the planner says so */
+	if (!claim && !auth)
+		return 0;
+	seen = calloc(topo->ngpu + 1, 1);
+	s = malloc(topo->ngpu * 8 + 1);
+	if (!seen || !s) {
+		free(seen);
+		free(s);
+		*error = "internal";
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	for (p = claim ? claim : ""; claim && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		size_t len = strcspn(p, ",");
+		long k = len ? gpu_of(p, len, auth) : -1;
+
+		if (k == -2) {
+			*error = "permission";
+			snprintf(msg, msglen, "GPU %.*s is not one the process's devices cgroup lets it open",
+				 (int)(len < 64 ? len : 64), p);
+		} else if (k < 0 && from_env) {
+			/* Never echo a process's environment, not even its own. */
+			*error = "invalid";
+			snprintf(msg, msglen,
+				 "the process's CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) names a GPU that is neither the index of one it may use nor a GPU's PCI address");
+		} else if (k < 0) {
+			*error = "invalid";
+			snprintf(msg, msglen,
+				 "visible GPUs: \"%.*s\" is neither a GPU index nor a GPU's PCI address of this node",
+				 (int)(len < 64 ? len : 64), p);
+		}
+		if (k < 0) {
+			free(seen);
+			free(s);
+			return k == -2 ? -EPERM : -EINVAL;
+		}
+		seen[k] = 1;
+	}
+	for (i = 0; i < topo->ngpu; i++)
+		if (claim ? seen[i] : auth[i])
+			used += (size_t)sprintf(s + used, "%s%zu", used ? "," : "", i);
+	s[used] = '\0';
+	free(seen);
+	*out = s;
+	return 0;
+}
+
+size_t serve_gpu_count(void)
+{
+	return topo ? topo->ngpu : 0;
 }
 
 const char *serve_topo(const char **error, char *msg, size_t msglen)
@@ -234,37 +366,61 @@ const char *serve_source(void)
 	return conf.input ? conf.input : "live";
 }
 
+static void refresh_failed(const char *why, const char *what, const char *err)
+{
+	refresh_time = time(NULL);
+	snprintf(refresh_why, sizeof(refresh_why), "%s", why);
+	snprintf(refresh_err, sizeof(refresh_err), "%s: %s", what, err);
+	if (topo)
+		rbd_log(LOG_ERR, "%s (%s); keeping the last good one, plan generation %llu",
+			refresh_err, why, generation);
+	else
+		rbd_log(LOG_ERR, "%s (%s)", refresh_err, why);
+}
+
 int serve_refresh(const char *why)
 {
 	struct aff_ctx *nctx = aff_ctx_new(conf.root);
 	struct aff_topo *ntopo = NULL;
 	struct entry *e;
 	char err[1024] = "";
+	bool refused;
 	char *fp;
 	size_t i;
 	int rc;
 
-	if (!nctx)
+	if (!nctx) {
+		refresh_failed(why, "context", strerror(errno));
 		return -errno;
+	}
 	if (conf.debug)
 		aff_set_log_priority(nctx, LOG_INFO);
 	rc = aff_ctx_load_config(nctx, conf.config, err, sizeof(err));
 	if (rc < 0) {
 		/* Keep serving the plan we have rather than none. */
-		rbd_log(LOG_ERR, "config: %s; keeping the previous one", err);
+		refresh_failed(why, "config", *err ? err : strerror(-rc));
 		aff_ctx_unref(nctx);
 		return rc;
 	}
 	/* Loaded once per change: worth NVML's start (MIG claims, NVLink in topo). */
 	rc = aff_topo_load(nctx, conf.input, AFF_LOAD_GPU_LIBS, &ntopo, err, sizeof(err));
 	if (rc < 0) {
-		rbd_log(LOG_ERR, "topology: %s", err);
-		snprintf(topo_err, sizeof(topo_err), "%s", err);
+		refresh_failed(why, "topology", *err ? err : strerror(-rc));
+		snprintf(topo_err, sizeof(topo_err), "%s", *err ? err : strerror(-rc));
+		if (topo) {
+			aff_ctx_unref(nctx);
+			return rc;
+		}
+	} else {
+		refresh_time = time(NULL);
+		snprintf(refresh_why, sizeof(refresh_why), "%s", why);
+		refresh_err[0] = '\0';
 	}
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);
 	ctx = nctx;
 	topo = ntopo;
+	gpuown_refresh(topo);
 	free(topo_doc);
 	topo_doc = NULL;
 	free(audit_doc);
@@ -273,7 +429,7 @@ int serve_refresh(const char *why)
 		topo_doc = NULL;
 	for (i = 0; i < CACHE_SIZE; i++)
 		entry_clear(&cache[i]);
-	e = lookup(NULL, NULL, false);
+	e = lookup(NULL, NULL, false, NULL, NULL, &refused);
 	nranks = e && !e->rc ? (long)e->nrank : 0;
 	fp = e && e->doc ? strdup(e->doc) : strdup(e && e->msg ? e->msg : "");
 	clock_gettime(CLOCK_MONOTONIC, &plan_time);
@@ -294,7 +450,25 @@ int serve_refresh(const char *why)
 	}
 	free(fingerprint);
 	fingerprint = fp;
-	return 0;
+	return rc;
+}
+
+/* {"ok", "time", "reason", "error"}: the last refresh (start, SIGHUP, udev). */
+struct json_object *serve_refresh_status(void)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(!refresh_err[0]));
+	json_object_object_add(o, "time", json_object_new_int64((int64_t)refresh_time));
+	json_object_object_add(o, "reason", json_object_new_string(refresh_why));
+	json_object_object_add(o, "error", refresh_err[0] ?
+			       json_object_new_string(refresh_err) : NULL);
+	return o;
+}
+
+bool serve_config_allows_sharing(void)
+{
+	return ctx && ctx->conf.gpu_sharing;
 }
 
 int serve_init(void)
@@ -315,6 +489,7 @@ void serve_fini(void)
 	free(fingerprint);
 	fingerprint = NULL;
 	ncclout_fini();
+	gpuown_fini();
 	aff_topo_unref(topo);
 	topo = NULL;
 	aff_ctx_unref(ctx);

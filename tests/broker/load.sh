@@ -4,6 +4,8 @@
 # (tests/broker/load.c): CLIENTS (1000) connections for SECONDS, random
 # requests and hang-ups; then the broker must exit 0 on SIGTERM. The broker
 # keeps its default --max-clients (4096): the limit is unit-sized, not met here.
+# Every client is this one user: --max-user-clients is raised to match, or
+# all but 256 would be refused (tests/broker/test_hostile.py tests that cap).
 # Needs RAILBINDD, BUILD, LOAD (the load program). Logs in $BUILD/logs/load/.
 set -u
 : "${RAILBINDD:?}" "${BUILD:?}" "${LOAD:?}"
@@ -14,7 +16,7 @@ mkdir -p "$dir"
 chmod 755 "$dir"
 ulimit -n 4096 2>/dev/null || true
 "$RAILBINDD" --foreground --input "$BUILD/fixtures/dgx-h100.xml" --socket "$dir/sock" \
-	--state-dir "$dir" 2> "$dir/broker.log" &
+	--state-dir "$dir" --max-user-clients 4096 --max-user-leases 4096 2> "$dir/broker.log" &
 bpid=$!
 i=0
 while [ ! -S "$dir/sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done

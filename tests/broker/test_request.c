@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "client.h"
+#include "model.h"
 #include "railbindd.h"
 #include "request.h"
 
@@ -209,6 +210,93 @@ static void test_environ_large(void **state)
 	assert_null(out);
 }
 
+/* Issue 15: what the broker logs or stores is printable and bounded. */
+static void test_printable(void **state)
+{
+	static const char *const bad[] = {
+		"a\nb", "a\rb", "\x1b[31m", "a\x7f", "a\xc2\x85" "b" /* NEL */,
+		"a\xe2\x80\xa8" /* LINE SEPARATOR */, "rtl\xe2\x80\xae" /* RLO */,
+		"a\xe2\x81\xa6" /* LRI */, "\xef\xbb\xbf" /* BOM */, "a\xed\xa0\x80",
+	};
+	char big[RQ_MAX_JOB + 2];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_false(request_text_ok(bad[i], strlen(bad[i]), RQ_MAX_JOB));
+	assert_true(request_text_ok("job-1 \xc3\xa9t\xc3\xa9 \xe6\x97\xa5", 15, RQ_MAX_JOB));
+	assert_false(request_text_ok("a\0b", 3, RQ_MAX_JOB));
+	assert_false(request_text_ok("", 0, RQ_MAX_JOB));
+	memset(big, 'x', sizeof(big));
+	assert_true(request_text_ok(big, RQ_MAX_JOB, RQ_MAX_JOB));
+	assert_false(request_text_ok(big, RQ_MAX_JOB + 1, RQ_MAX_JOB));
+	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\nforged\"}", "invalid");
+	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"\\u202e\"}", "invalid");
+	/* GPU lists: indices, PCI addresses, UUIDs; empty hides every GPU. */
+	assert_true(request_gpu_list_ok("0,1,0000:1b:00.0,GPU-8e5b_1", 27));
+	assert_true(request_gpu_list_ok("", 0));
+	assert_false(request_gpu_list_ok("0;rm -rf", 8));
+	assert_false(request_gpu_list_ok("0\n1", 3));
+	expect_error("{\"v\":1,\"op\":\"plan\",\"visible\":\"0 1\"}", "invalid");
+}
+
+/* cgroup v1 devices.list: which GPUs (by their device numbers) a process may open. */
+static void test_device_rules(void **state)
+{
+	char dir[] = "/tmp/railbind-devrules.XXXXXX", path[512];
+	struct aff_ctx *ctx = aff_ctx_new(NULL);
+	struct aff_topo *topo = NULL;
+	struct gpuown_rules *r;
+	unsigned char mask[8];
+	char err[256];
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	assert_null(gpuown_rules_parse("a *:* rwm\n"));	/* allows all: no authority */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(aff_topo_load(ctx, BUILD "/fixtures/dgx-h100.xml", 0, &topo, err,
+				       sizeof(err)), 0);
+	assert_int_equal(topo->ngpu, 8);
+	/* GPU 0 is NVIDIA minor 4; GPU 1 has render node 226:129; the others nothing. */
+	snprintf(path, sizeof(path), "mkdir -p %s/proc/driver/nvidia/gpus/%s %s/sys/bus/pci/devices/%s/drm/renderD129",
+		 dir, topo->dev[topo->gpus[0]].pci, dir, topo->dev[topo->gpus[1]].pci);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/driver/nvidia/gpus/%s/information", dir,
+		 topo->dev[topo->gpus[0]].pci);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("Model: \t\t H100\nDevice Minor: \t 4\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/drm/renderD129/dev", dir,
+		 topo->dev[topo->gpus[1]].pci);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("226:129\n", f);
+	fclose(f);
+	conf.root = dir;
+	gpuown_refresh(topo);
+	/* A DRM node of an NVIDIA GPU gives no CUDA: GPU 0 only by 195:4. */
+	r = gpuown_rules_parse("c 1:3 rwm\nc 195:4 rw\nc 226:* m\n");
+	assert_non_null(r);
+	assert_int_equal(gpuown_allowed(r, mask, 8), 1);
+	assert_int_equal(mask[0], 1);
+	assert_int_equal(mask[1], 0);	/* mknod only is no use */
+	for (i = 2; i < 8; i++)
+		assert_int_equal(mask[i], 0);
+	gpuown_rules_free(r);
+	r = gpuown_rules_parse("c 226:* rwm\n");
+	assert_int_equal(gpuown_allowed(r, mask, 8), 1);
+	assert_int_equal(mask[0], 0);
+	assert_int_equal(mask[1], 1);
+	assert_int_equal(gpuown_allowed(r, mask, 7), 0);	/* another topology */
+	gpuown_rules_free(r);
+	gpuown_fini();
+	conf.root = NULL;
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+	aff_topo_unref(topo);
+	aff_ctx_unref(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,6 +308,8 @@ int main(void)
 		cmocka_unit_test(test_local_rank),
 		cmocka_unit_test(test_claims),
 		cmocka_unit_test(test_environ_large),
+		cmocka_unit_test(test_printable),
+		cmocka_unit_test(test_device_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
