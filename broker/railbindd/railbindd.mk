@@ -77,3 +77,18 @@ check-broker-valgrind: $(RAILBINDD) $(RAILBIND) $(BUILD)/fixtures/dgx-h100.xml \
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) RB_VALGRIND=1 \
 		sh $(TOP)/tests/broker/run.sh
 CHECKS += check-broker-valgrind
+
+# Local users attacking the broker (tests/broker/hostile.sh): real second and
+# third uids (setpriv) fill connections, watchers and leases, flood it with
+# half-closed requests, bust its plan cache, reuse a pid, break a reload,
+# plant strings and files; a victim's railbind run must be served every time.
+$(BUILD)/tests/broker_hostile: $(TOP)/tests/broker/hostile.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS)
+
+.PHONY: check-broker-hostile
+check-broker-hostile: $(RAILBINDD) $(RAILBIND) $(BUILD)/tests/broker_hostile \
+		$(BUILD)/fixtures/dgx-h100.xml $(BUILD)/fixtures/small.xml
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) \
+		HOSTILE=$(BUILD)/tests/broker_hostile sh $(TOP)/tests/broker/hostile.sh
+CHECKS += check-broker-hostile
