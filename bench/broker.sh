@@ -6,19 +6,31 @@
 #     topology (target <= 1.0x)
 #  3. the broker under 64 concurrent clients: plans/s, p50/p99, peak RSS
 #     (targets >= 20000/s, p99 < 2 ms, RSS < 16 MiB)
+#  4. an honest client (4 connections) while another uid floods the broker
+#     (tests/broker/hostile.c: connections and watchers, leases, half-closed
+#     clients that never read, plan-cache busting), beside the same client
+#     with no flood measured just before and after each (root and setpriv
+#     needed; said and skipped otherwise)
 # The topology is broker-host2.xml, shaped like this 2-CPU machine, so every
 # binding is really applied. Needs RAILBIND, RAILBINDD, BROKERBENCH, FIXTURE,
 # python3 and hwloc-bind.
 set -u
 : "${RAILBIND:?}" "${RAILBINDD:?}" "${BROKERBENCH:?}" "${FIXTURE:?}"
+HOSTILE=${HOSTILE:-}
 N=${BENCH_RUNS:-300}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/railbind-bench.XXXXXX") || exit 1
+chmod 755 "$tmp"	# the flooding uid must reach the socket
 sock=$tmp/railbind.sock
 # The lease file lives in /run, a tmpfs, on a node; keep it on one here too
 # (/dev/shm), or each lease pays a disk rename the node never does.
 state=$tmp
 [ -d /dev/shm ] && state=$(mktemp -d /dev/shm/railbind-bench.XXXXXX)
-cleanup() { [ -n "${bpid:-}" ] && kill "$bpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp" "$state"; }
+cleanup() {
+	[ -n "${fpid:-}" ] && kill "$fpid" 2>/dev/null
+	[ -n "${bpid:-}" ] && kill "$bpid" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp" "$state"
+}
 trap cleanup EXIT INT TERM
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -47,3 +59,40 @@ set -- $(HWLOC_XMLFILE=$FIXTURE HWLOC_THISSYSTEM=1 python3 "$L" "$N" 0 :: \
 echo "run, no broker: wall $1 us vs hwloc-bind pci=$gpu $2 us: ratio $(ratio $1 $2); CPU $3 us vs $4 us: ratio $(ratio $3 $4) (target <= 1.0)"
 out=$("$BROKERBENCH" "$sock" "$bpid" 64 "${BENCH_SECONDS:-3}" 2) || { echo "bench: brokerbench failed: $out"; exit 1; }
 echo "broker, 64 clients: $out (targets >= 20000/s, p99 < 2000 us, rss < 16384 KiB)"
+
+# 4. An honest client while another uid floods.
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+field() { echo "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
+honest() { "$BROKERBENCH" "$sock" "$bpid" 4 "${BENCH_SECONDS:-3}" 2 | sed "s/\/s/ \/s/"; }
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1 || [ -z "$HOSTILE" ]; then
+	echo "honest client under a flood: skipped (needs root, setpriv and HOSTILE for another uid)"
+	exit 0
+fi
+flooder() { setpriv --reuid=64102 --regid=64102 --clear-groups -- "$HOSTILE" "$@"; }
+echo "honest client, 4 connections, ${BENCH_SECONDS:-3} s each; another uid floods; load average before: $(load)"
+for kind in conns leases flood bust; do
+	base1=$(honest) || { echo "bench: brokerbench failed: $base1"; exit 1; }
+	case $kind in
+	conns) flooder conns "$sock" 4096 watch >"$tmp/flood.out" & ;;
+	leases) flooder leases "$sock" 4300 0 1 >"$tmp/flood.out" & ;;
+	flood) flooder flood "$sock" 300 310 >"$tmp/flood.out" & ;;
+	bust) flooder bust "$sock" 3600 >"$tmp/flood.out" & ;;
+	esac
+	fpid=$!
+	i=0
+	until grep -q ready "$tmp/flood.out" 2>/dev/null || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
+	under=$(honest) || { echo "bench: brokerbench failed under $kind: $under"; exit 1; }
+	pkill -TERM -P "$fpid" 2>/dev/null
+	kill "$fpid" 2>/dev/null
+	wait "$fpid" 2>/dev/null
+	fpid=
+	sleep 1	# the flood's leases and connections go
+	base2=$(honest) || { echo "bench: brokerbench failed: $base2"; exit 1; }
+	r0=$(awk -v a="$(field "$base1" rate)" -v b="$(field "$base2" rate)" 'BEGIN { printf "%.0f", (a + b) / 2 }')
+	p0=$(awk -v a="$(field "$base1" p99)" -v b="$(field "$base2" p99)" 'BEGIN { printf "%.0f", (a + b) / 2 }')
+	printf '%-7s flood (%s): %s plans/s p99 %s us; no flood %s plans/s p99 %s us: rate ratio %s, p99 ratio %s; broker peak RSS %s KiB\n' \
+		"$kind" "$(head -c 80 "$tmp/flood.out" | tr -d '\n')" "$(field "$under" rate)" \
+		"$(field "$under" p99)" "$r0" "$p0" "$(ratio "$(field "$under" rate)" "$r0")" \
+		"$(ratio "$(field "$under" p99)" "$p0")" "$(field "$under" rss)"
+done
+echo "load average after: $(load)"
