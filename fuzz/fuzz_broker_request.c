@@ -4,8 +4,10 @@
  * on any bytes: an exact-size buffer (no NUL after it), over-long lines,
  * invalid UTF-8, deep nesting. Besides memory safety: an accepted request
  * has a known op, version 1, a rank within 0..RQ_MAX_RANK (or none), a job
- * of 1 to 128 bytes, strings without NUL and in strict UTF-8 (the reply
- * and the lease file echo them); a refused one names a protocol error; and
+ * of 1 to 128 bytes of printable UTF-8 (no control, separator or bidi
+ * character: logs and status show it), a GPU claim of at most 256 GPU-name
+ * characters, strings without NUL and in strict UTF-8 (the reply and the
+ * lease file echo them); a refused one names a protocol error; and
  * an accepted request, printed by json-c and parsed again, means the same.
  */
 #include <stdint.h>
@@ -46,9 +48,12 @@ static void check_accepted(const struct request *rq, const uint8_t *data, size_t
 		FUZZ_CHECK(json_object_object_get_ex(rq->doc, "rank", &v) &&
 			   json_object_get_int64(v) == rq->rank);
 	if (rq->job)
-		FUZZ_CHECK(*rq->job && str_ok(rq->job, RQ_MAX_JOB));
+		FUZZ_CHECK(*rq->job && str_ok(rq->job, RQ_MAX_JOB) &&
+			   fuzz_text_printable((const unsigned char *)rq->job, strlen(rq->job)));
 	if (rq->visible)
-		FUZZ_CHECK(str_ok(rq->visible, AFF_PROTO_MAX_REQUEST));
+		FUZZ_CHECK(str_ok(rq->visible, RQ_MAX_VISIBLE) &&
+			   strspn(rq->visible, "0123456789,:._-abcdefghijklmnopqrstuvwxyz"
+					       "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(rq->visible));
 	/* Every byte of the line was looked at: none of it is a NUL. */
 	FUZZ_CHECK(!memchr(data, '\0', size));
 }

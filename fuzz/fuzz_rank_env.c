@@ -11,7 +11,7 @@
  *  - peer_environ_visible(): the value of the first CUDA_VISIBLE_DEVICES
  *    entry, else ROCR_VISIBLE_DEVICES, exactly, or none;
  *  - a job id sent in a plan request comes back from request_parse() byte
- *    for byte, or is refused.
+ *    for byte, or is refused (empty, too long, not printable UTF-8).
  */
 #include <ctype.h>
 #include <stdint.h>
@@ -128,13 +128,13 @@ static void check_job(const char *job)
 	if (request_parse(s, strlen(s), &rq, &error, msg, sizeof(msg)) == 0) {
 		FUZZ_CHECK(rq.job && !strcmp(rq.job, job));
 		FUZZ_CHECK(*job && strlen(job) <= RQ_MAX_JOB);
-		FUZZ_CHECK(fuzz_utf8_valid((const unsigned char *)job, strlen(job)));
+		FUZZ_CHECK(fuzz_text_printable((const unsigned char *)job, strlen(job)));
 	} else {
 		FUZZ_CHECK(!strcmp(error, "invalid") || !strcmp(error, "malformed") ||
 			   !strcmp(error, "too-large"));
-		/* Refused only for a reason: empty, too long or not UTF-8. */
+		/* Refused only for a reason: empty, too long, not printable UTF-8. */
 		FUZZ_CHECK(!*job || strlen(job) > RQ_MAX_JOB || strlen(s) > AFF_PROTO_MAX_REQUEST ||
-			   !fuzz_utf8_valid((const unsigned char *)job, strlen(job)));
+			   !fuzz_text_printable((const unsigned char *)job, strlen(job)));
 	}
 	request_fini(&rq);
 	json_object_put(req);

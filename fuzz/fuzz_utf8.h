@@ -51,4 +51,32 @@ static inline bool fuzz_utf8_valid(const unsigned char *s, size_t n)
 	return true;
 }
 
+/*
+ * Printable (issue 15), written apart from request.c: strict UTF-8 whose
+ * code points include no C0/C1 control or DEL, no U+2028/U+2029, no
+ * LRM/RLM, no bidi embedding, override or isolate, no U+FEFF.
+ */
+static inline bool fuzz_text_printable(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (!fuzz_utf8_valid(s, n))
+		return false;
+	while (i < n) {
+		unsigned long cp = s[i];
+		size_t len = cp < 0x80 ? 1 : cp < 0xe0 ? 2 : cp < 0xf0 ? 3 : 4, k;
+
+		if (len > 1)
+			cp &= 0xffu >> (len + 1);
+		for (k = 1; k < len; k++)
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029 ||
+		    cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+		    (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff)
+			return false;
+		i += len;
+	}
+	return true;
+}
+
 #endif
