@@ -146,10 +146,16 @@ int peer_pin(int sockfd, struct peer_id *id)
 	}
 	if (!conf.no_peer_pidfd) {
 		pfd = peer_pidfd_get(sockfd);
-		if (pfd >= 0) {
+		/* A pidfd that cannot be asked whether it lives (valgrind has no
+		 * pidfd_send_signal) is no pin: the start time is, then. */
+		if (pfd >= 0 && (pidfd_send_signal(pfd, 0, NULL, 0) == 0 || errno != ENOSYS)) {
 			id->pidfd = true;
 			close(pfd);
 			return 0;
+		}
+		if (pfd >= 0) {
+			close(pfd);
+			pfd = -ENOPROTOOPT;
 		}
 		/* EINVAL/ESRCH: the kernel knows the option; the peer is gone. */
 		if (pfd != -ENOPROTOOPT) {
