@@ -657,7 +657,7 @@ static void raise_nofile(void)
 	}
 	if (rl.rlim_cur >= want)
 		return;
-	reserve = rl.rlim_cur < 4 * FD_RESERVE ? (long)rl.rlim_cur / 2 : FD_RESERVE;
+	reserve = rl.rlim_cur < (rlim_t)4 * FD_RESERVE ? (long)rl.rlim_cur / 2 : FD_RESERVE;
 	fit = (long)rl.rlim_cur - reserve;
 	conf.max_watched = fit / 4 < conf.max_watched ? (int)(fit / 4) : conf.max_watched;
 	conf.max_clients = fit - conf.max_watched > 1 ? (int)(fit - conf.max_watched) : 1;

@@ -97,7 +97,7 @@ static void sysfs_nodes(const char *root, const char *pci, const char *class,
 {
 	char path[512];
 	struct dirent *e;
-	unsigned int major, minor;
+	unsigned int major = 0, minor = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/%s", root, pci, class);
