@@ -78,6 +78,12 @@ def log_text(tmp):
         return f.read()
 
 
+def stopped(b):
+    """SIGTERM: the broker must exit 0 (a sanitizer's report or a crash would not)."""
+    rc = b.stop()
+    check(rc == 0, "the broker survived and exits 0 on SIGTERM (%s)" % rc)
+
+
 def status(b):
     return request(b.sock, {"v": 1, "op": "status"}, timeout=5)
 
@@ -154,7 +160,7 @@ def test_connection_slots(tmp):
     finally:
         for x in attacks:
             x.stop()
-        b.stop()
+        stopped(b)
     # A full broker: the user with the most connections gives way.
     tmp2 = os.path.join(tmp, "full")
     os.mkdir(tmp2, 0o755)
@@ -171,7 +177,7 @@ def test_connection_slots(tmp):
     finally:
         for x in attacks:
             x.stop()
-        b.stop()
+        stopped(b)
 
 
 def test_leases(tmp):
@@ -220,7 +226,7 @@ def test_leases(tmp):
     finally:
         for x in attacks:
             x.stop()
-        b.stop()
+        stopped(b)
 
 
 def test_memory(tmp):
@@ -250,7 +256,7 @@ def test_memory(tmp):
     finally:
         if a:
             a.stop()
-        b.stop()
+        stopped(b)
 
 
 def test_pid_reuse(tmp):
@@ -286,7 +292,7 @@ def test_pid_reuse(tmp):
             check(len(replies) == 4 and replies[3].get("ok") and replies[3]["leases"] == [],
                   "pid reuse (%s): status still answers the attacker, with none of it" % name)
         finally:
-            b.stop()
+            stopped(b)
 
 
 def test_reload(tmp):
@@ -321,7 +327,7 @@ def test_reload(tmp):
         check(wait_for(lambda: status(b)["refresh"]["ok"] is True),
               "a good file and SIGHUP: the refresh is ok again")
     finally:
-        b.stop()
+        stopped(b)
 
 
 def test_cache_busting(tmp):
@@ -342,7 +348,7 @@ def test_cache_busting(tmp):
     finally:
         for x in attacks:
             x.stop()
-        b.stop()
+        stopped(b)
 
 
 def test_strings_and_files(tmp):
@@ -372,7 +378,7 @@ def test_strings_and_files(tmp):
             check(f.read() == "precious\n", "the planted leases.json.tmp symlink is not followed")
         mode = os.stat(os.path.join(sdir, "leases.json")).st_mode
         check(stat.S_IMODE(mode) == 0o600, "leases.json is the broker's alone (%o)" % stat.S_IMODE(mode))
-        b.stop()
+        stopped(b)
         # A forged lease file: the live lease, and records no client could send.
         with open(os.path.join(sdir, "leases.json")) as f:
             good = json.load(f)["leases"][0]
@@ -395,7 +401,7 @@ def test_strings_and_files(tmp):
         check(kept == [("real", holder.pid)],
               "a forged lease file: only the well-formed live lease is kept: %r" % (kept,))
         check("malformed" in log_text(tmp), "the dropped records are logged, counted")
-        b.stop()
+        stopped(b)
         holder.kill()
         holder.wait()
         holder = None
@@ -412,7 +418,7 @@ def test_strings_and_files(tmp):
             dt = time.time() - t0
             check(dt < 3 and rss_kb(b.p.pid) < 64 * 1024,
                   "leases.json as a %s: started in %.2fs, RSS %d KiB" % (kind, dt, rss_kb(b.p.pid)))
-            b.stop()
+            stopped(b)
             check(log_text(tmp).count("not a regular file") >= (1 if kind == "fifo" else 2),
                   "leases.json as a %s: the log says it is not a regular file" % kind)
         os.unlink(lf)
@@ -421,7 +427,7 @@ def test_strings_and_files(tmp):
             holder.kill()
             holder.wait()
         if b.p.poll() is None:
-            b.stop()
+            stopped(b)
     # --input FIFO: whatever the reader does with it, SIGTERM ends the start.
     fifo = os.path.join(tmp, "input.fifo")
     os.mkfifo(fifo)
@@ -465,7 +471,7 @@ def test_watcher_overflow(tmp):
     finally:
         if a:
             a.stop()
-        b.stop()
+        stopped(b)
 
 
 def dgx_gpus():
@@ -495,7 +501,7 @@ def test_gpu_ownership(tmp):
     finally:
         if a:
             a.stop()
-        b.stop()
+        stopped(b)
     conf = os.path.join(tmp, "share.conf")
     with open(conf, "w") as f:
         f.write("gpu-sharing = yes\n")
@@ -509,7 +515,7 @@ def test_gpu_ownership(tmp):
     finally:
         if a:
             a.stop()
-        b.stop()
+        stopped(b)
     devices = "/sys/fs/cgroup/devices"
     if not os.path.exists(os.path.join(devices, "devices.allow")):
         print("SKIP: GPU ownership by the devices cgroup: no cgroup v1 devices controller here")
@@ -554,7 +560,7 @@ def test_gpu_ownership(tmp):
     finally:
         if a:
             a.stop()
-        b.stop()
+        stopped(b)
         try:
             os.rmdir(cg)
         except OSError as e:
