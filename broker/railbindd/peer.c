@@ -127,11 +127,35 @@ unsigned long long peer_start_time(pid_t pid)
 	return start;
 }
 
+/*
+ * Whether this kernel pins a peer for us (SO_PEERPIDFD, and pidfds that can
+ * be asked whether they live: valgrind cannot), found out on the first
+ * client and kept: -1 not yet known.
+ */
+static int kernel_pins = -1;
+
+static bool pins(int sockfd)
+{
+	int pfd;
+
+	if (kernel_pins >= 0 || conf.no_peer_pidfd)
+		return kernel_pins > 0 && !conf.no_peer_pidfd;
+	pfd = peer_pidfd_get(sockfd);
+	if (pfd == -ENOPROTOOPT) {
+		kernel_pins = 0;
+	} else if (pfd >= 0) {
+		kernel_pins = pidfd_send_signal(pfd, 0, NULL, 0) == 0 || errno != ENOSYS;
+		close(pfd);
+	} else {
+		return true;	/* known option, the peer is gone: ask again next time */
+	}
+	return kernel_pins > 0;
+}
+
 int peer_pin(int sockfd, struct peer_id *id)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	int pfd;
 
 	memset(id, 0, sizeof(*id));
 	if (getsockopt(sockfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
@@ -144,24 +168,10 @@ int peer_pin(int sockfd, struct peer_id *id)
 		id->gone = true;
 		return 0;
 	}
-	if (!conf.no_peer_pidfd) {
-		pfd = peer_pidfd_get(sockfd);
-		/* A pidfd that cannot be asked whether it lives (valgrind has no
-		 * pidfd_send_signal) is no pin: the start time is, then. */
-		if (pfd >= 0 && (pidfd_send_signal(pfd, 0, NULL, 0) == 0 || errno != ENOSYS)) {
-			id->pidfd = true;
-			close(pfd);
-			return 0;
-		}
-		if (pfd >= 0) {
-			close(pfd);
-			pfd = -ENOPROTOOPT;
-		}
-		/* EINVAL/ESRCH: the kernel knows the option; the peer is gone. */
-		if (pfd != -ENOPROTOOPT) {
-			id->gone = true;
-			return 0;
-		}
+	/* The socket keeps the process that connected; peer_open() asks it. */
+	if (pins(sockfd)) {
+		id->pidfd = true;
+		return 0;
 	}
 	id->start = peer_start_time(cr.pid);
 	id->gone = !id->start;
@@ -346,8 +356,11 @@ static struct gpuown_rules *device_rules(const char *cg)
 	char path[4096], *dir = cgroup_line(cg, "devices"), *list;
 	struct gpuown_rules *r;
 
-	if (!dir)
+	/* The root cgroup allows every device; it cannot be otherwise. */
+	if (!dir || !strcmp(dir, "/")) {
+		free(dir);
 		return NULL;
+	}
 	snprintf(path, sizeof(path), "%s/sys/fs/cgroup/devices%s%sdevices.list",
 		 conf.root ? conf.root : "", dir, dir[strlen(dir) - 1] == '/' ? "" : "/");
 	free(dir);

@@ -369,8 +369,9 @@ static int bust(int argc, char **argv)
 
 	printf("busting ready\n");
 	fflush(stdout);
+	signal(SIGTERM, on_term);
 	end = now() + secs;
-	while (now() < end) {
+	while (now() < end && !done) {
 		if (fd < 0 && (fd = open_conn(true)) < 0)
 			break;
 		claim(k++, c, sizeof(c));
