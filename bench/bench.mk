@@ -29,7 +29,9 @@ $(BENCH_BROKERBENCH): $(BENCH_DIR)/brokerbench.c $(BENCH_DIR)/bench.mk
 
 .PHONY: bench-broker
 bench-broker: $(RAILBIND) $(RAILBINDD) $(BENCH_BROKERBENCH) \
-		$(BUILD)/tests/broker_hostile $(BUILD)/fixtures/broker-host2.xml
+		$(BUILD)/tests/broker_hostile $(BUILD)/fixtures/broker-host2.xml \
+		$(BUILD)/fixtures/dgx-h100.xml
 	$(Q)RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) \
 		BROKERBENCH=$(BENCH_BROKERBENCH) HOSTILE=$(BUILD)/tests/broker_hostile \
-		FIXTURE=$(BUILD)/fixtures/broker-host2.xml sh $(BENCH_DIR)/broker.sh
+		FIXTURE=$(BUILD)/fixtures/broker-host2.xml \
+		FIXTURE_DGX=$(BUILD)/fixtures/dgx-h100.xml sh $(BENCH_DIR)/broker.sh

@@ -27,6 +27,7 @@ struct conf conf = {
 	.max_leases = 8192,
 	.max_watched = 1024,
 	.miss_rate = 20,
+	.max_user_rate = 2000,
 	.max_output = 4u << 20,
 	.max_user_queued = 4u << 20,
 	.memory_budget = 64u << 20,
@@ -46,6 +47,7 @@ enum {
 	OPT_MAX_LEASES,
 	OPT_MAX_WATCHED,
 	OPT_MISS_RATE,
+	OPT_MAX_USER_RATE,
 	OPT_MAX_USER_QUEUED,
 	OPT_MEMORY_BUDGET,
 	OPT_NO_PEER_PIDFD,
@@ -78,6 +80,8 @@ static void usage(FILE *f)
 		"                          the others are checked once a second)\n"
 		"      --miss-rate N       plans computed a second for one connection\n"
 		"                          (default 20; a user: four times that)\n"
+		"      --max-user-rate N   requests read a second of one user, not root\n"
+		"                          (default 2000; the rest wait)\n"
 		"      --max-user-queued BYTES  unread replies of one user (default 4M)\n"
 		"      --memory-budget BYTES  unread replies of all users (default 64M)\n"
 		"      --no-peer-pidfd     pin clients by pid and start time, as on kernels\n"
@@ -148,6 +152,7 @@ int conf_parse(int argc, char **argv)
 		{ "max-leases", required_argument, NULL, OPT_MAX_LEASES },
 		{ "max-watched", required_argument, NULL, OPT_MAX_WATCHED },
 		{ "miss-rate", required_argument, NULL, OPT_MISS_RATE },
+		{ "max-user-rate", required_argument, NULL, OPT_MAX_USER_RATE },
 		{ "max-user-queued", required_argument, NULL, OPT_MAX_USER_QUEUED },
 		{ "memory-budget", required_argument, NULL, OPT_MEMORY_BUDGET },
 		{ "no-peer-pidfd", no_argument, NULL, OPT_NO_PEER_PIDFD },
@@ -231,6 +236,10 @@ int conf_parse(int argc, char **argv)
 			break;
 		case OPT_MISS_RATE:
 			if (number("--miss-rate", optarg, &conf.miss_rate) < 0)
+				return -EINVAL;
+			break;
+		case OPT_MAX_USER_RATE:
+			if (number("--max-user-rate", optarg, &conf.max_user_rate) < 0)
 				return -EINVAL;
 			break;
 		case OPT_MAX_USER_QUEUED:

@@ -12,6 +12,8 @@
  *    nothing of its replies for --reply-timeout is closed (a half-closed
  *    client that never reads included), and one that lets conf.max_output
  *    pile up (a watcher that never reads) gets one error line and is closed;
+ *  - requests: --max-user-rate a second per user (root aside); the rest
+ *    wait in their sockets, costing the broker nothing;
  *  - connections: --max-user-clients per user, --max-user-watchers of them
  *    watching; when all --max-clients are taken, the user with the most
  *    gives up its longest idle one to a user with fewer;
@@ -114,7 +116,8 @@ static void client_close(struct client *c)
 
 static bool must_pause(const struct client *c)
 {
-	return pending(c) >= CLIENT_PAUSE_BYTES || share_over_budget(c->share);
+	return pending(c) >= CLIENT_PAUSE_BYTES || share_over_budget(c->share) ||
+	       !share_may_ask(c->share);
 }
 
 static void update_events(struct client *c)
@@ -346,8 +349,10 @@ static void take_lines(struct client *c)
 
 		if (len && nl[-1] == '\r')
 			len--;
-		if (len)
+		if (len) {
+			share_asked(c->share);
 			ops_request(c, c->in + start, len);
+		}
 		start = (size_t)(nl - c->in) + 1;
 	}
 	if (!c->paused)
@@ -566,8 +571,8 @@ static void sweep(void *arg)
 			/* Its user's other clients read nothing: these requests
 			 * would wait for ever. */
 			ctl_send_error(c, NULL, "overloaded",
-				       "uid %u has more replies unread than it may (--max-user-queued); closing",
-				       (unsigned)c->id.uid);
+				       "uid %u's requests waited %d ms for its share of the broker (its replies left unread); closing",
+				       (unsigned)c->id.uid, conf.reply_timeout_ms);
 			c->closing = true;
 			flush_out(c);
 		} else if (c->paused) {
@@ -583,6 +588,7 @@ static void sweep(void *arg)
 			client_close(c);
 		}
 	}
+	share_gc();
 	sweep_timer = sched_add_timer(250, sweep, NULL);
 }
 

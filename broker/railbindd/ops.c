@@ -226,6 +226,7 @@ static struct json_object *limits_info(void)
 	json_object_object_add(l, "memory_budget",
 			       json_object_new_int64((int64_t)conf.memory_budget));
 	json_object_object_add(l, "miss_rate", json_object_new_int(conf.miss_rate));
+	json_object_object_add(l, "max_user_rate", json_object_new_int(conf.max_user_rate));
 	json_object_object_add(l, "reply_timeout_ms", json_object_new_int(conf.reply_timeout_ms));
 	json_object_object_add(l, "idle_timeout_ms", json_object_new_int(conf.idle_timeout_ms));
 	json_object_object_add(l, "gpu_sharing",

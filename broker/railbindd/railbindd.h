@@ -38,6 +38,7 @@ struct conf {
 	int max_leases;		/* of all users */
 	int max_watched;	/* processes watched through a pidfd */
 	int miss_rate;		/* plan-cache misses a second, per connection */
+	int max_user_rate;	/* requests a second of one uid (not root) */
 	size_t max_output;	/* a client that does not read is dropped */
 	size_t max_user_queued;	/* unread reply bytes of one uid */
 	size_t memory_budget;	/* unread reply bytes of all */
@@ -200,18 +201,24 @@ struct share {
 	uid_t uid;
 	unsigned int conns, watchers, leases;
 	size_t queued;		/* reply bytes its clients have not read */
-	struct share_bucket misses;
+	struct share_bucket misses;	/* plan-cache misses */
+	struct share_bucket requests;	/* requests read */
 	struct share *next;
 };
 struct share *share_get(uid_t uid);	/* NULL: out of memory */
 struct share *share_find(uid_t uid);	/* NULL: holds nothing */
 void share_release(struct share *s);	/* forget it once it holds nothing */
+void share_gc(void);			/* and those kept a while for their rates */
 void share_conn(struct share *s, int delta);
 void share_queued(struct share *s, long long delta);
 size_t share_total_queued(void);
 bool share_over_budget(const struct share *s);
 struct share *share_heaviest(void);
+bool share_bucket_has(struct share_bucket *b, double rate, double burst);
 bool share_bucket_take(struct share_bucket *b, double rate, double burst);
+/* Whether @s may have one more request read now; share_asked() counts it. */
+bool share_may_ask(struct share *s);
+void share_asked(struct share *s);
 struct json_object *share_list(uid_t viewer);
 void share_fini(void);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Fair share: what each uid holds of the broker (connections, watchers,
- * leases, reply bytes waiting to be read, plan-cache misses) and what the
+ * leases, reply bytes waiting to be read, requests and plan-cache misses a
+ * second) and what the
  * whole broker holds, so that a limit reached by one user is answered to
  * that user only. Every local user may connect to the 0666 socket; without
  * these counts one of them could fill every slot, descriptor or byte the
@@ -46,17 +47,48 @@ struct share *share_find(uid_t uid)
 	return *slot(uid);
 }
 
-/* Forget a uid that holds nothing (its miss budget refills meanwhile anyway). */
+/*
+ * Forget a uid that holds nothing, once its rates have had time to refill:
+ * a user must not get a full budget back by closing its last connection
+ * and opening another.
+ */
+#define SHARE_FORGET_MS 10000
+
+static bool forgettable(const struct share *s, long long now)
+{
+	return !s->conns && !s->watchers && !s->leases && !s->queued &&
+	       now - s->requests.at >= SHARE_FORGET_MS && now - s->misses.at >= SHARE_FORGET_MS;
+}
+
 void share_release(struct share *s)
 {
 	struct share **p;
 
-	if (!s || s->conns || s->watchers || s->leases || s->queued)
+	if (!s || !forgettable(s, sched_now_ms()))
 		return;
 	p = slot(s->uid);
 	*p = s->next;
 	free(s);
 	nshares--;
+}
+
+/* The uids share_release() had to keep a while. */
+void share_gc(void)
+{
+	long long now = sched_now_ms();
+	struct share **p, *s;
+	size_t i;
+
+	for (i = 0; i < SHARE_BUCKETS; i++)
+		for (p = &table[i]; (s = *p);) {
+			if (forgettable(s, now)) {
+				*p = s->next;
+				free(s);
+				nshares--;
+			} else {
+				p = &s->next;
+			}
+		}
 }
 
 void share_conn(struct share *s, int delta)
@@ -107,7 +139,7 @@ struct share *share_heaviest(void)
 }
 
 /* A token bucket: @rate a second, at most @burst saved up. */
-bool share_bucket_take(struct share_bucket *b, double rate, double burst)
+bool share_bucket_has(struct share_bucket *b, double rate, double burst)
 {
 	long long now = sched_now_ms();
 
@@ -119,10 +151,32 @@ bool share_bucket_take(struct share_bucket *b, double rate, double burst)
 	if (b->tokens > burst)
 		b->tokens = burst;
 	b->at = now;
-	if (b->tokens < 1.0)
+	return b->tokens >= 1.0;
+}
+
+bool share_bucket_take(struct share_bucket *b, double rate, double burst)
+{
+	if (!share_bucket_has(b, rate, burst))
 		return false;
 	b->tokens -= 1.0;
 	return true;
+}
+
+/*
+ * Whether the requests of @s's clients may be read now: --max-user-rate a
+ * second, twice that saved up. Root is not counted: it can stop the broker
+ * anyway, and its tools (benchmarks, monitoring) may ask at any rate.
+ */
+bool share_may_ask(struct share *s)
+{
+	return !s->uid || share_bucket_has(&s->requests, conf.max_user_rate,
+					   2.0 * conf.max_user_rate);
+}
+
+void share_asked(struct share *s)
+{
+	if (s->uid)
+		share_bucket_take(&s->requests, conf.max_user_rate, 2.0 * conf.max_user_rate);
 }
 
 static struct json_object *one(const struct share *s)

@@ -317,8 +317,10 @@ static int flood(char **argv)
 
 		if (r > 0)
 			head[r] = '\0';
-		/* Nothing yet: taken, its requests waiting for its user's share. */
-		if (fds[i] >= 0 && (r < 0 || (r > 0 && !strstr(head, "\"overloaded\"")))) {
+		/* Nothing yet (EAGAIN): taken, its requests waiting for its
+		 * user's share. A reset: refused with its requests unread. */
+		if (fds[i] >= 0 && ((r < 0 && errno == EAGAIN) ||
+				    (r > 0 && !strstr(head, "\"overloaded\"")))) {
 			ok++;
 			continue;
 		}
