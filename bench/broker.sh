@@ -109,7 +109,7 @@ for kind in conns leases flood bust; do
 		kill "$fpid" 2>/dev/null
 		wait "$fpid" 2>/dev/null
 		fpid=
-		sleep 1	# the flood's leases and connections go
+		sleep 2	# the flood's leases and connections go, and the broker settles
 		rates="$rates $(field "$under" rate)" p99s="$p99s $(field "$under" p99)"
 		base_rates="$base_rates $(field "$base" rate)" base_p99s="$base_p99s $(field "$base" p99)"
 		rss=$(field "$under" rss)
