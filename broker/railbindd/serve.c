@@ -161,20 +161,37 @@ static int miss_error(bool refused, const char **error, char *msg, size_t msglen
 	return -ENOMEM;
 }
 
-int serve_rank(const char *allowed, const char *visible, bool isolate, long rank,
-	       serve_charge_fn charge, void *arg,
-	       const char **text, const char **error, char *msg, size_t msglen)
+/* The plan for these limits, or NULL with @error, @msg and *rc set. */
+static struct entry *planned(const char *allowed, const char *visible, bool isolate,
+			     serve_charge_fn charge, void *arg, const char **error,
+			     char *msg, size_t msglen, int *rc)
 {
 	bool refused;
 	struct entry *e = lookup(allowed, visible, isolate, charge, arg, &refused);
 
-	if (!e)
-		return miss_error(refused, error, msg, msglen);
+	if (!e) {
+		*rc = miss_error(refused, error, msg, msglen);
+		return NULL;
+	}
 	if (e->rc) {
 		*error = error_name(e->rc);
 		snprintf(msg, msglen, "%s", e->msg ? e->msg : "");
-		return e->rc;
+		*rc = e->rc;
+		return NULL;
 	}
+	return e;
+}
+
+int serve_rank(const char *allowed, const char *visible, bool isolate, long rank,
+	       serve_charge_fn charge, void *arg,
+	       const char **text, const char **error, char *msg, size_t msglen)
+{
+	int rc;
+	struct entry *e = planned(allowed, visible, isolate, charge, arg, error, msg, msglen,
+				  &rc);
+
+	if (!e)
+		return rc;
 	if (rank < 0 || (size_t)rank >= e->nrank) {
 		*error = "no-such-rank";
 		snprintf(msg, msglen, "no rank %ld: the plan has %zu rank%s (one per GPU)",
@@ -189,16 +206,12 @@ int serve_plan(const char *allowed, const char *visible, bool isolate,
 	       serve_charge_fn charge, void *arg,
 	       const char **text, const char **error, char *msg, size_t msglen)
 {
-	bool refused;
-	struct entry *e = lookup(allowed, visible, isolate, charge, arg, &refused);
+	int rc;
+	struct entry *e = planned(allowed, visible, isolate, charge, arg, error, msg, msglen,
+				  &rc);
 
 	if (!e)
-		return miss_error(refused, error, msg, msglen);
-	if (e->rc) {
-		*error = error_name(e->rc);
-		snprintf(msg, msglen, "%s", e->msg ? e->msg : "");
-		return e->rc;
-	}
+		return rc;
 	*text = e->doc;
 	return 0;
 }

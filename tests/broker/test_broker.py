@@ -625,6 +625,28 @@ def test_valgrind(tmp):
     check(rc == 0, "railbindd under valgrind: no leak, no invalid access (exit %d)" % rc)
 
 
+def run_isolated(base, tests, label):
+    """Each test in a directory of its own under @base; a test that raises is a
+    failure, not the end. The logs stay when something failed."""
+    try:
+        for t in tests:
+            tmp = os.path.join(base, t.__name__)
+            os.mkdir(tmp, 0o755)
+            t0 = time.time()
+            try:
+                t(tmp)
+            except Exception as e:
+                check(False, "%s raised %r" % (t.__name__, e))
+            print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
+    finally:
+        if failed:
+            print("%s: logs kept in %s" % (label, base))
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
 def main():
     for f in (DGX, SMALL, HOST2):
         if not os.path.exists(f):

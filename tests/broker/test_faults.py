@@ -18,7 +18,6 @@ Closing line: "N passed, N failed".
 """
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -306,21 +305,7 @@ def main():
     os.makedirs(logs, exist_ok=True)
     base = tempfile.mkdtemp(prefix="faults.", dir=logs)
     os.chmod(base, 0o755)
-    try:
-        for t in (test_state_full, test_clock_jumps, test_out_of_fds):
-            tmp = os.path.join(base, t.__name__)
-            os.mkdir(tmp, 0o755)
-            try:
-                t(tmp)
-            except Exception as e:
-                check(False, "%s raised %r" % (t.__name__, e))
-    finally:
-        if tb.failed:
-            print("faults: logs kept in " + base)
-        else:
-            shutil.rmtree(base, ignore_errors=True)
-    print("%d passed, %d failed" % (tb.passed, tb.failed))
-    return 1 if tb.failed else 0
+    return tb.run_isolated(base, (test_state_full, test_clock_jumps, test_out_of_fds), "faults")
 
 
 if __name__ == "__main__":

@@ -582,25 +582,9 @@ def main():
             return 1
     base = tempfile.mkdtemp(prefix="railbind-hostile.")
     os.chmod(base, 0o755)   # the other uids must reach the socket
-    try:
-        for t in (test_connection_slots, test_leases, test_memory, test_pid_reuse, test_reload,
-                  test_cache_busting, test_strings_and_files, test_watcher_overflow,
-                  test_gpu_ownership):
-            tmp = os.path.join(base, t.__name__)
-            os.mkdir(tmp, 0o755)
-            t0 = time.time()
-            try:
-                t(tmp)
-            except Exception as e:  # a crash in one test is a failure, not the end
-                check(False, "%s raised %r" % (t.__name__, e))
-            print("%s: %.1fs" % (t.__name__, time.time() - t0), flush=True)
-    finally:
-        if tb.failed:
-            print("hostile: logs kept in " + base)
-        else:
-            shutil.rmtree(base, ignore_errors=True)
-    print("%d passed, %d failed" % (tb.passed, tb.failed))
-    return 1 if tb.failed else 0
+    return tb.run_isolated(base, (test_connection_slots, test_leases, test_memory, test_pid_reuse,
+                                  test_reload, test_cache_busting, test_strings_and_files,
+                                  test_watcher_overflow, test_gpu_ownership), "hostile")
 
 
 if __name__ == "__main__":
