@@ -7,7 +7,8 @@
  * CUDA_VISIBLE_DEVICES, so where it restricts GPUs it is the authority.
  *
  * A GPU is known by its device nodes: the NVIDIA driver's /dev/nvidiaN
- * (major 195, minor from /proc/driver/nvidia/gpus/PCI/information; CUDA
+ * (major 195, minor as the topology knows it, else from
+ * /proc/driver/nvidia/gpus/PCI/information; CUDA
  * needs that node, a DRM node of the same GPU gives no compute), else its
  * DRM render nodes (AMD: ROCm opens /dev/dri/renderD*) and accel nodes
  * (Intel Gaudi and other compute accelerators). The cgroup v2 device
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "gpu_ident.h"
 #include "railbindd.h"
 
 #define GPU_MAX_NODES 8
@@ -131,7 +133,9 @@ void gpuown_refresh(const struct aff_topo *t)
 	ngpu = t->ngpu;
 	for (i = 0; i < ngpu; i++) {
 		const char *pci = t->dev[t->gpus[i]].pci;
-		long nv = nvidia_minor(root, pci);
+		const struct aff_gident *g = aff_gpu_ident(t, i);
+		/* The minor the topology knows (NVML, a snapshot), else the driver's file. */
+		long nv = g && g->minor >= 0 && g->minor <= 254 ? g->minor : nvidia_minor(root, pci);
 
 		if (nv >= 0) {
 			add_node(&nodes[i], NVIDIA_MAJOR, (unsigned int)nv);

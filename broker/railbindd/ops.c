@@ -75,16 +75,23 @@ static int limits(struct client *c, const struct request *rq, char **allowed,
 			       (int)ctl_pid(c));
 		return -EPERM;
 	}
-	/* The environment is the process's own: checked, never echoed. */
-	if (claim && pi->visible && !peer_claim_within(claim, pi->visible)) {
-		ctl_send_error(c, id, "permission",
-			       "GPUs \"%s\" are not within the process's own CUDA_VISIBLE_DEVICES",
-			       claim);
-		return -EPERM;
-	}
 	n = serve_gpu_count();
 	if (pi->devices && n && (mask = calloc(n, 1)) && gpuown_allowed(pi->devices, mask, n))
 		*auth = true;
+	/* The same words are the same GPUs; other spellings are compared by
+	 * identity. The environment is the process's own: checked, never echoed. */
+	if (claim && pi->visible && !peer_claim_within(claim, pi->visible) &&
+	    (rc = serve_visible_within(claim, pi->visible, *auth ? mask : NULL, msg,
+				       sizeof(msg))) != 1) {
+		if (rc < 0)
+			ctl_send_error(c, id, "permission", "GPUs \"%s\": %s", claim, msg);
+		else
+			ctl_send_error(c, id, "permission",
+				       "GPUs \"%s\" are not within the process's own CUDA_VISIBLE_DEVICES",
+				       claim);
+		free(mask);
+		return -EPERM;
+	}
 	rc = serve_visible(claim ? claim : pi->visible, !claim, *auth ? mask : NULL, visible,
 			   &error, msg, sizeof(msg));
 	free(mask);

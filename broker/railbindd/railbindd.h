@@ -124,14 +124,20 @@ size_t serve_gpu_count(void);
 bool serve_config_allows_sharing(void);
 /*
  * A GPU claim (@claim: CUDA_VISIBLE_DEVICES-style, NULL: none) as the set
- * of GPUs it names, "0,3" in index order: the cache key and the planner's
- * input. @auth (NULL: none) marks the GPUs a devices cgroup lets the
+ * of GPUs (and MIG instances) it names, in one spelling ("0,3", a MIG UUID,
+ * "none"): the cache key and the planner's input. @auth (NULL: none) marks the GPUs a devices cgroup lets the
  * process open; indices then count within them, as CUDA's do. @from_env:
  * the claim is the process's environment, never echoed in @msg. *@out is
  * NULL when nothing narrows the plan.
  */
 int serve_visible(const char *claim, bool from_env, const unsigned char *auth,
 		  char **out, const char **error, char *msg, size_t msglen);
+/*
+ * Whether every GPU @claim names is one @own names, whatever the spelling
+ * (index, PCI address, UUID, MIG instance): 1, 0, or -errno with @msg.
+ */
+int serve_visible_within(const char *claim, const char *own, const unsigned char *auth,
+			 char *msg, size_t msglen);
 /* Asked before a plan is computed for a client (a cache miss): may it? */
 typedef bool (*serve_charge_fn)(void *arg);
 /* Rank @rank's object (text) under these limits; or an error name and message. */

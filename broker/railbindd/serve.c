@@ -23,6 +23,7 @@
 #include "model.h"
 #include "audit.h"
 #include "internal.h"
+#include "gpu_ident.h"
 #include "railbindd.h"
 
 #define CACHE_SIZE 64
@@ -216,91 +217,149 @@ int serve_plan(const char *allowed, const char *visible, bool isolate,
 	return 0;
 }
 
-/* One entry of a CUDA_VISIBLE_DEVICES-style list as a GPU index, or -1. */
-static long gpu_of(const char *item, size_t len, const unsigned char *auth)
+/*
+ * @list with each index counted within the GPUs @auth marks, as CUDA numbers
+ * them inside such a cgroup ("1": the second of them), made an index of the
+ * node; UUIDs, MIG instances and PCI addresses stay as they are. NULL with
+ * @msg set for an index beyond them.
+ */
+static char *within_auth(const char *list, const unsigned char *auth, char *msg, size_t msglen)
 {
-	struct aff_dev probe;
-	char buf[64];
-	size_t i, k;
+	size_t cap = strlen(list) + topo->ngpu * 8 + 2, used = 0, i, k, n = 0;
+	char *out = malloc(cap);
+	const char *p;
 
-	if (!len || len >= sizeof(buf))
-		return -1;
-	memcpy(buf, item, len);
-	buf[len] = '\0';
-	if (strspn(buf, "0123456789") == len) {
-		unsigned long v = len <= 6 ? strtoul(buf, NULL, 10) : ULONG_MAX;
-
-		if (!auth)
-			return v < topo->ngpu ? (long)v : -1;
-		/* CUDA numbers only the GPUs the process can open. */
-		for (i = 0, k = 0; i < topo->ngpu; i++)
-			if (auth[i] && k++ == v)
-				return (long)i;
-		return -1;
+	if (!out) {
+		snprintf(msg, msglen, "out of memory");
+		return NULL;
 	}
-	if (aff_dev_set_pci(&probe, buf) < 0)
-		return -1;
 	for (i = 0; i < topo->ngpu; i++)
-		if (!strcmp(topo->dev[topo->gpus[i]].pci, probe.pci))
-			return auth && !auth[i] ? -2 : (long)i;
-	return -1;
+		n += auth[i];
+	out[0] = '\0';
+	for (p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		size_t len = strcspn(p, ",");
+		unsigned long v;
+
+		if (len && len <= 6 && strspn(p, "0123456789") >= len) {
+			v = strtoul(p, NULL, 10);
+			for (i = 0, k = 0; i < topo->ngpu && !(auth[i] && k++ == v); i++)
+				;
+			if (i == topo->ngpu) {
+				snprintf(msg, msglen,
+					 "GPU index %lu: the process's devices cgroup gives it %zu GPU%s (indices count within them)",
+					 v, n, n == 1 ? "" : "s");
+				free(out);
+				return NULL;
+			}
+			used += (size_t)snprintf(out + used, cap - used, "%s%zu", used ? "," : "", i);
+		} else {
+			used += (size_t)snprintf(out + used, cap - used, "%s%.*s", used ? "," : "",
+						 (int)len, p);
+		}
+	}
+	return out;
 }
 
 int serve_visible(const char *claim, bool from_env, const unsigned char *auth,
 		  char **out, const char **error, char *msg, size_t msglen)
 {
-	unsigned char *seen;
-	size_t i, used = 0;
-	const char *p;
-	char *s;
+	int *gpu = NULL, *mig = NULL;
+	char err[512] = "", *list = NULL, *s = NULL;
+	size_t n = 0, i, used = 0, cap;
+	int rc = 0;
 
 	*out = NULL;
-	if (!topo)
-		return 0;	/* no plan to narrow: the planner says so */
-	if (!claim && !auth)
-		return 0;
-	seen = calloc(topo->ngpu + 1, 1);
-	s = malloc(topo->ngpu * 8 + 1);
-	if (!seen || !s) {
-		free(seen);
-		free(s);
-		*error = "internal";
-		snprintf(msg, msglen, "out of memory");
-		return -ENOMEM;
+	if (!topo || (!claim && !auth))
+		return 0;	/* nothing narrows the plan, or no plan to narrow */
+	*error = "invalid";
+	if (claim && auth && !(list = within_auth(claim, auth, msg, msglen)))
+		return -EINVAL;
+	if (claim) {
+		rc = aff_visible_select(topo, list ? list : claim, &gpu, &mig, &n, err, sizeof(err));
+	} else {
+		gpu = calloc(topo->ngpu + 1, sizeof(*gpu));
+		mig = calloc(topo->ngpu + 1, sizeof(*mig));
+		for (i = 0; gpu && mig && i < topo->ngpu; i++)
+			if (auth[i]) {
+				gpu[n] = (int)i;
+				mig[n++] = -1;
+			}
+		rc = gpu && mig ? 0 : -ENOMEM;
 	}
-	for (p = claim ? claim : ""; claim && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
-		size_t len = strcspn(p, ",");
-		long k = len ? gpu_of(p, len, auth) : -1;
-
-		if (k == -2) {
+	free(list);
+	if (rc < 0) {
+		/* The process's environment is checked, never echoed. */
+		if (from_env)
+			snprintf(msg, msglen,
+				 "the process's CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) names a GPU this node does not have");
+		else
+			snprintf(msg, msglen, "%s", *err ? err : strerror(-rc));
+		goto out;
+	}
+	for (i = 0; auth && i < n; i++)
+		if (!auth[gpu[i]]) {
 			*error = "permission";
-			snprintf(msg, msglen, "GPU %.*s is not one the process's devices cgroup lets it open",
-				 (int)(len < 64 ? len : 64), p);
-		} else if (k < 0 && from_env) {
-			/* Never echo a process's environment, not even its own. */
-			*error = "invalid";
 			snprintf(msg, msglen,
-				 "the process's CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) names a GPU that is neither the index of one it may use nor a GPU's PCI address");
-		} else if (k < 0) {
-			*error = "invalid";
-			snprintf(msg, msglen,
-				 "visible GPUs: \"%.*s\" is neither a GPU index nor a GPU's PCI address of this node",
-				 (int)(len < 64 ? len : 64), p);
+				 "GPU %d (%s) is not one the process's devices cgroup lets it open", gpu[i],
+				 topo->dev[topo->gpus[gpu[i]]].pci);
+			rc = -EPERM;
+			goto out;
 		}
-		if (k < 0) {
-			free(seen);
-			free(s);
-			return k == -2 ? -EPERM : -EINVAL;
-		}
-		seen[k] = 1;
+	/* One spelling per set: the cache key, and what the planner reads. */
+	cap = n * 128 + 8;
+	s = malloc(cap);
+	if (!s) {
+		rc = -ENOMEM;
+		snprintf(msg, msglen, "out of memory");
+		goto out;
 	}
-	for (i = 0; i < topo->ngpu; i++)
-		if (claim ? seen[i] : auth[i])
-			used += (size_t)sprintf(s + used, "%s%zu", used ? "," : "", i);
-	s[used] = '\0';
-	free(seen);
-	*out = s;
-	return 0;
+	s[0] = '\0';
+	for (i = 0; i < n; i++) {
+		const struct aff_gident *g = aff_gpu_ident(topo, (size_t)gpu[i]);
+		const struct aff_gmig *m = mig[i] >= 0 && g ? &g->migdev[mig[i]] : NULL;
+
+		if (!m)
+			used += (size_t)snprintf(s + used, cap - used, "%s%d", i ? "," : "", gpu[i]);
+		else if (m->uuid)
+			used += (size_t)snprintf(s + used, cap - used, "%s%.100s", i ? "," : "",
+						 m->uuid);
+		else
+			used += (size_t)snprintf(s + used, cap - used, "%sMIG-%.60s/%d/%d",
+						 i ? "," : "", g->uuid ? g->uuid : "?", m->gi, m->ci);
+	}
+	*out = n ? s : strdup("none");
+	if (n)
+		s = NULL;
+	if (!*out) {
+		rc = -ENOMEM;
+		snprintf(msg, msglen, "out of memory");
+	}
+out:
+	free(s);
+	free(gpu);
+	free(mig);
+	return rc;
+}
+
+int serve_visible_within(const char *claim, const char *own, const unsigned char *auth,
+			 char *msg, size_t msglen)
+{
+	char *c = NULL, *o = NULL, err[512] = "";
+	int rc;
+
+	if (!topo)
+		return 0;
+	if (auth && (!(c = within_auth(claim, auth, msg, msglen)) ||
+		     !(o = within_auth(own, auth, msg, msglen)))) {
+		free(c);
+		return -EINVAL;
+	}
+	rc = aff_visible_within(topo, c ? c : claim, o ? o : own, err, sizeof(err));
+	free(c);
+	free(o);
+	if (rc < 0)
+		snprintf(msg, msglen, "the claim or the process's own list does not resolve on this node");
+	return rc;
 }
 
 size_t serve_gpu_count(void)

@@ -608,6 +608,82 @@ def test_sd_notify_and_activation(tmp):
         log.close()
 
 
+def uuid_fixture(tmp):
+    """The DGX fixture with GPU identities (as NVML or a snapshot gives them):
+    GPU 0 has a UUID and two MIG instances, GPU 1 a UUID."""
+    import re
+    with open(DGX) as f:
+        src = f.read()
+
+    def add(pci, infos):
+        m = re.search(r'<object type="PCIDev"[^>]*pci_busid="%s"[^>]*>\n' % re.escape(pci), src)
+        return src[:m.end()] + "".join('<info name="%s" value="%s"/>\n' % kv
+                                       for kv in infos) + src[m.end():]
+    src = add("0000:1b:00.0", [("RailbindGPUUUID", UUID0), ("RailbindMIG", "enabled"),
+                               ("RailbindMIGDevice", MIG0 + " 1 0"),
+                               ("RailbindMIGDevice", MIG1 + " 2 0")])
+    src = add("0000:43:00.0", [("RailbindGPUUUID", UUID1)])
+    out = os.path.join(tmp, "uuid.xml")
+    with open(out, "w") as f:
+        f.write(src)
+    return out
+
+
+UUID0 = "GPU-aaaa1111-0000-0000-0000-000000000000"
+UUID1 = "GPU-bbbb2222-0000-0000-0000-000000000000"
+MIG0 = "MIG-cccc3333-0000-0000-0000-000000000000"
+MIG1 = "MIG-dddd4444-0000-0000-0000-000000000000"
+
+
+def ask_as(sock, own, reqs):
+    """Requests from a process whose CUDA_VISIBLE_DEVICES is @own (None: unset),
+    all on one connection: the replies."""
+    code = ("import json,socket,sys;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
+            "f=s.makefile();out=[]\n"
+            "for r in json.loads(sys.argv[2]):\n"
+            " s.sendall(json.dumps(r).encode()+b'\\n');out.append(json.loads(f.readline()))\n"
+            "print(json.dumps(out))")
+    env = clean_env(**({"CUDA_VISIBLE_DEVICES": own} if own is not None else {}))
+    r = subprocess.run([sys.executable, "-c", code, sock, json.dumps(reqs)],
+                       capture_output=True, text=True, env=env)
+    return json.loads(r.stdout) if r.returncode == 0 else [{"error": r.stderr[-200:]}]
+
+
+def test_claims(tmp):
+    """Issue 15 with issue 17's GPU identities: a claim is checked against the
+    process's own list by identity (index, PCI address, UUID, MIG instance),
+    and one set of GPUs is one cache entry however it is spelled."""
+    b = Broker(tmp, uuid_fixture(tmp), "--miss-rate", "1")
+    try:
+        def plan(claim, rank=0):
+            return {"v": 1, "op": "plan", "rank": rank, "lease": "none", "visible": claim}
+
+        def gpu(r):
+            return r.get("rank", {}).get("gpu", {}).get("pci") or r.get("error")
+        r = ask_as(b.sock, "0,1", [plan(UUID1), plan(UUID0 + ",0000:43:00.0", 1)])
+        check([gpu(x) for x in r] == ["0000:43:00.0", "0000:43:00.0"],
+              "claims by UUID and PCI address within an index list are taken: %r" % r)
+        r = ask_as(b.sock, "1", [plan(UUID0)])
+        check(r[0].get("error") == "permission" and "not within" in r[0].get("message", ""),
+              "a UUID outside the process's own list is refused: %r" % r)
+        r = ask_as(b.sock, "0", [plan(MIG1), plan(MIG1, 1)])
+        check(gpu(r[0]) == "0000:1b:00.0" and r[1].get("error") == "no-such-rank",
+              "a MIG instance of one's own GPU: one rank, on that GPU: %r" % r)
+        # --miss-rate 1: a connection may have 2 new plans at once. Six spellings
+        # of GPU 1 are one plan; six other GPUs are six.
+        r = ask_as(b.sock, None, [plan(x) for x in ("1", "1,1", "0000:43:00.0", "43:00.0",
+                                                     UUID1, UUID1[:12])])
+        check([gpu(x) for x in r] == ["0000:43:00.0"] * 6,
+              "six spellings of one GPU: one cache entry, no refusal: %r" % [gpu(x) for x in r])
+        r = ask_as(b.sock, None, [plan(str(i)) for i in range(2, 8)])
+        check(any(x.get("error") == "overloaded" for x in r),
+              "six new sets of GPUs on one connection: rationed by --miss-rate: %r"
+              % [gpu(x) for x in r])
+    finally:
+        rc = b.stop()
+    check(rc == 0, "the claims broker exits 0")
+
+
 def test_valgrind(tmp):
     if not shutil.which("valgrind") or os.environ.get("RB_NO_VALGRIND"):
         print("SKIP: valgrind not found, or RB_NO_VALGRIND set (ASan build)")
@@ -657,7 +733,7 @@ def main():
     tests = [test_concurrent, test_busy_and_fallback, test_cli_errors, test_protocol,
              test_nobody]
     later = (test_watch_and_reload, test_nccl_topo_file, test_kill9, test_binds,
-             test_sd_notify_and_activation, test_valgrind)
+             test_sd_notify_and_activation, test_claims, test_valgrind)
     wrap = ()
     if os.environ.get("RB_VALGRIND"):
         # check-broker-valgrind: the main broker under memcheck; its exit code
