@@ -52,7 +52,7 @@ static void check_accepted(const struct request *rq, const uint8_t *data, size_t
 			   fuzz_text_printable((const unsigned char *)rq->job, strlen(rq->job)));
 	if (rq->visible)
 		FUZZ_CHECK(str_ok(rq->visible, RQ_MAX_VISIBLE) &&
-			   strspn(rq->visible, "0123456789,:._-abcdefghijklmnopqrstuvwxyz"
+			   strspn(rq->visible, "0123456789,:._/-abcdefghijklmnopqrstuvwxyz"
 					       "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(rq->visible));
 	/* Every byte of the line was looked at: none of it is a NUL. */
 	FUZZ_CHECK(!memchr(data, '\0', size));

@@ -100,7 +100,7 @@ bool request_text_ok(const char *str, size_t n, size_t max)
 	return true;
 }
 
-/* GPU indices, PCI addresses, GPU-/MIG- UUIDs: nothing else is a GPU name. */
+/* GPU indices, PCI addresses, GPU-/MIG- UUIDs, MIG-GPU-UUID/GI/CI: nothing else names a GPU. */
 bool request_gpu_list_ok(const char *s, size_t n)
 {
 	size_t i;
@@ -109,7 +109,7 @@ bool request_gpu_list_ok(const char *s, size_t n)
 	if (n > RQ_MAX_VISIBLE)
 		return false;
 	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && !strchr(",:.-_", s[i]))
+		if (!isalnum((unsigned char)s[i]) && !strchr(",:.-_/", s[i]))
 			return false;
 	return true;
 }
@@ -165,7 +165,7 @@ static int plan_fields(struct request *rq, const char **error, char *msg, size_t
 	if (str_field(rq->doc, "visible", &rq->visible) < 0 ||
 	    (rq->visible && !request_gpu_list_ok(rq->visible, strlen(rq->visible))))
 		return fail(error, msg, msglen, "invalid",
-			    "\"visible\" is a list of GPU indices or PCI addresses like \"0,1\", at most 256 characters");
+			    "\"visible\" is a list of GPU indices, PCI addresses or UUIDs like \"0,1\", at most 256 characters");
 	if (str_field(rq->doc, "job", &rq->job) < 0 ||
 	    (rq->job && !request_text_ok(rq->job, strlen(rq->job), RQ_MAX_JOB)) ||
 	    str_field(rq->doc, "lease", &lease) < 0)

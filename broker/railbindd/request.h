@@ -49,7 +49,7 @@ const char *request_op_name(enum rq_op op);
  * the rule for every client string the broker logs or stores.
  */
 bool request_text_ok(const char *s, size_t n, size_t max);
-/* Whether @s (@n bytes) is a GPU list: [A-Za-z0-9,:._-], at most RQ_MAX_VISIBLE. */
+/* Whether @s (@n bytes) is a GPU list: [A-Za-z0-9,:._/-], at most RQ_MAX_VISIBLE. */
 bool request_gpu_list_ok(const char *s, size_t n);
 
 #endif

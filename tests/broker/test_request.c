@@ -234,6 +234,7 @@ static void test_printable(void **state)
 	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"\\u202e\"}", "invalid");
 	/* GPU lists: indices, PCI addresses, UUIDs; empty hides every GPU. */
 	assert_true(request_gpu_list_ok("0,1,0000:1b:00.0,GPU-8e5b_1", 27));
+	assert_true(request_gpu_list_ok("MIG-GPU-8e5b/1/0", 16));
 	assert_true(request_gpu_list_ok("", 0));
 	assert_false(request_gpu_list_ok("0;rm -rf", 8));
 	assert_false(request_gpu_list_ok("0\n1", 3));
