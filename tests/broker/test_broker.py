@@ -94,6 +94,16 @@ class Broker:
         return rc
 
 
+def wait_for(cond, timeout=5.0, step=0.05):
+    """Whether @cond() becomes true within @timeout seconds."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
 def connect(path, timeout=2.0):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)

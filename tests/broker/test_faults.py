@@ -27,21 +27,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_broker as tb  # noqa: E402  (the same Broker, request, run helpers)
-from test_broker import Broker, check, clean_env, connect, read_line, request  # noqa: E402
+from test_broker import (Broker, check, clean_env, connect, read_line, request,  # noqa: E402
+                         wait_for)
 
 RAILBIND = tb.RAILBIND
 SAVE_ERR = "cannot save the leases"
 FAKETIME_LIBS = ("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                  "/usr/lib/faketime/libfaketime.so.1")
-
-
-def wait_for(cond, timeout=5.0, step=0.05):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 def leases(b):

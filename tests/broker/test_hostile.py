@@ -34,7 +34,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_broker as tb  # noqa: E402  (the same Broker, request, check helpers)
-from test_broker import Broker, check, clean_env, connect, read_line, request  # noqa: E402
+from test_broker import (Broker, check, clean_env, connect, read_line, request,  # noqa: E402
+                         wait_for)
 
 RAILBIND = tb.RAILBIND
 RAILBINDD = tb.RAILBINDD
@@ -62,15 +63,6 @@ def rss_kb(pid):
 
 def fd_count(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
-
-
-def wait_for(cond, timeout=5.0, step=0.05):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(step)
-    return cond()
 
 
 def log_text(tmp):
