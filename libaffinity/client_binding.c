@@ -176,7 +176,7 @@ int aff_binding_from_text(const char *text, const char *source,
  * *answered: the broker replied (an error reply is its answer, no fallback,
  * except "overloaded").
  */
-static int from_broker(const struct aff_bind_spec *spec, long rank,
+static int from_broker(struct aff_ctx *ctx, const struct aff_bind_spec *spec, long rank,
 		       const char *visible, struct aff_binding **out,
 		       bool *answered, char *err, size_t errlen)
 {
@@ -216,6 +216,11 @@ static int from_broker(const struct aff_bind_spec *spec, long rank,
 		return rc;
 	}
 	*answered = true;
+	/* A lease granted beside another user's: the rank runs, and is told. */
+	if (json_object_object_get_ex(reply, "lease", &v) &&
+	    json_object_object_get_ex(v, "warning", &v))
+		aff_log(ctx, LOG_WARNING, __FILE__, __LINE__, __func__, "broker: %s\n",
+			json_object_get_string(v));
 	if (!json_object_object_get_ex(reply, "rank", &v)) {
 		json_object_put(reply);
 		return aff_seterr(err, errlen, EPROTO, "broker at %s: a reply without a rank", path);
@@ -294,14 +299,14 @@ AFF_EXPORT int aff_binding_get(struct aff_ctx *ctx, const struct aff_bind_spec *
 	if (!visible)
 		visible = getenv("NVIDIA_VISIBLE_DEVICES");
 	if (!(spec->flags & AFF_BIND_LOCAL)) {
-		rc = from_broker(spec, rank, visible, out, &answered, why, sizeof(why));
+		rc = from_broker(ctx, spec, rank, visible, out, &answered, why, sizeof(why));
 		if (!rc)
 			return 0;
 		if (answered || (spec->flags & AFF_BIND_BROKER_ONLY)) {
 			snprintf(err, errlen, "%s", why);
 			return rc;
 		}
-		aff_info(ctx, "%s; computing the plan in-process", why);
+		aff_info(ctx, "%s; computing the plan in-process\n", why);
 	}
 	return in_process(ctx, spec, rank, visible, why, out, err, errlen);
 }

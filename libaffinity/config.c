@@ -164,8 +164,17 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		return conf->nccl_topo_file ? 0 : -ENOMEM;
 	}
 	if (!strcmp(key, "gpu-sharing")) {
-		*expect = "gpu-sharing = yes|no";
-		return parse_bool(value, &conf->gpu_sharing);
+		bool yes;
+
+		*expect = "gpu-sharing = auto|yes|no";
+		if (!strcmp(value, "auto")) {
+			conf->gpu_sharing = AFF_GPU_SHARING_AUTO;
+			return 0;
+		}
+		if (parse_bool(value, &yes) < 0)
+			return -EINVAL;
+		conf->gpu_sharing = yes ? AFF_GPU_SHARING_YES : AFF_GPU_SHARING_NO;
+		return 0;
 	}
 	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, memory-policy, nccl-topo-file, gpu-sharing";
 	return -EINVAL;

@@ -17,6 +17,18 @@ struct aff_idmatch {
 	int device;
 };
 
+/*
+ * gpu-sharing: whether railbindd leases one GPU to two users' jobs. AUTO
+ * refuses only where it can be made real (a devices cgroup gives the GPU to
+ * the holder and not to the one asking); where nothing assigns GPUs, a
+ * refusal would only let the first user to ask lock the others out.
+ */
+enum {
+	AFF_GPU_SHARING_AUTO,
+	AFF_GPU_SHARING_YES,
+	AFF_GPU_SHARING_NO,
+};
+
 struct aff_config {
 	struct aff_idmatch *accel;
 	size_t naccel;
@@ -27,7 +39,7 @@ struct aff_config {
 	bool ethernet_rails;
 	bool mem_bind;
 	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
-	bool gpu_sharing;	/* railbindd leases one GPU to several users */
+	int gpu_sharing;	/* AFF_GPU_SHARING_*: one GPU, several users' leases */
 };
 
 struct aff_ctx {

@@ -11,10 +11,9 @@
  * start time. So a process holding thousands of leases costs one
  * descriptor, and a thousand processes cannot take the descriptors the
  * broker needs to accept clients. Each user holds at most
- * --max-user-leases; a GPU leased to one user's job is refused to another
- * user's unless railbind.conf says gpu-sharing = yes (or the devices
- * cgroup gives it to the one asking and not to the holder: the cgroup is
- * the node's word on who owns a GPU).
+ * --max-user-leases. Whether one GPU may be leased to two users' jobs is
+ * gpu_check()'s: the devices cgroup, where there is one, is the node's word
+ * on who owns a GPU.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -264,24 +263,37 @@ static int refuse(const char **error, const char *name, char *msg, size_t msglen
 }
 
 /*
- * Whether the GPU of a new lease is free of other users' leases. A holder
- * whose cgroup does not give it the GPU yields to one whose cgroup does.
+ * Whether a new lease may have its GPU beside other users' leases of it.
+ * Where the devices cgroup decides (@backed: it gives the asker the GPU), a
+ * holder it does not back yields, and one it backs too shares by the node's
+ * word. An asker it does not back is refused a GPU the cgroup gives another
+ * user's holder. Where nothing assigns GPUs (neither backed), refusing would
+ * let whoever asks first lock every other user out, and protect nothing:
+ * any user may open any GPU there. So that is granted and said (*shared),
+ * unless gpu-sharing = no asks for first come, first served.
  */
-static int gpu_check(uid_t uid, const char *gpu, bool backed, const char **error,
-		     char *msg, size_t msglen)
+static int gpu_check(uid_t uid, const char *gpu, bool backed, bool *shared,
+		     const char **error, char *msg, size_t msglen)
 {
+	enum rbd_sharing policy = serve_gpu_sharing();
 	struct lease *l, *next;
 
-	if (!gpu || serve_config_allows_sharing())
+	*shared = false;
+	if (!gpu || policy == RBD_SHARING_YES)
 		return 0;
 	for (l = leases; l; l = l->next) {
 		if (l->share->uid == uid || !l->gpu || strcmp(l->gpu, gpu) || !proc_alive(l->proc))
 			continue;
 		if (backed && !l->backed)
 			continue;
-		return refuse(error, "busy", msg, msglen, -EBUSY,
-			      "GPU %s is leased to another user's job (railbind.conf gpu-sharing = no)",
-			      gpu);
+		if (!backed && l->backed)
+			return refuse(error, "busy", msg, msglen, -EBUSY,
+				      "GPU %s is another user's by the devices cgroup", gpu);
+		if (!backed && policy == RBD_SHARING_NO)
+			return refuse(error, "busy", msg, msglen, -EBUSY,
+				      "GPU %s is leased to another user's job (railbind.conf gpu-sharing = no)",
+				      gpu);
+		*shared = true;
 	}
 	for (l = leases; backed && l; l = next) {
 		next = l->next;
@@ -298,8 +310,8 @@ static int gpu_check(uid_t uid, const char *gpu, bool backed, const char **error
 }
 
 int lease_take(struct client *c, bool until_close, const char *job, long rank,
-	       const char *gpu, const char *cpus, bool backed, const char **error,
-	       char *msg, size_t msglen)
+	       const char *gpu, const char *cpus, bool backed, bool *shared,
+	       const char **error, char *msg, size_t msglen)
 {
 	uid_t uid = ctl_uid(c);
 	pid_t pid = ctl_pid(c);
@@ -309,6 +321,7 @@ int lease_take(struct client *c, bool until_close, const char *job, long rank,
 	struct proc *pr;
 	int rc, pfd;
 
+	*shared = false;
 	for (l = leases; l; l = next) {
 		next = l->next;
 		if (l->share->uid != uid || l->rank != rank || strcmp(l->job, job))
@@ -334,7 +347,7 @@ int lease_take(struct client *c, bool until_close, const char *job, long rank,
 		return refuse(error, "overloaded", msg, msglen, -EUSERS,
 			      "the broker holds %zu leases, the most it keeps (--max-leases)",
 			      nleases);
-	rc = gpu_check(uid, gpu, backed, error, msg, msglen);
+	rc = gpu_check(uid, gpu, backed, shared, error, msg, msglen);
 	if (rc < 0)
 		return rc;
 	pr = *proc_slot(pid);
@@ -354,8 +367,12 @@ int lease_take(struct client *c, bool until_close, const char *job, long rank,
 		proc_put(pr);
 		return refuse(error, "internal", msg, msglen, rc, "out of memory");
 	}
-	rbd_log(LOG_INFO, "pid %d uid %u holds job %s rank %ld", (int)pid, (unsigned)uid, job,
-		rank);
+	if (*shared)
+		rbd_log(LOG_NOTICE, "pid %d uid %u holds job %s rank %ld on GPU %s, which another user's job holds too (nothing on this node assigns GPUs)",
+			(int)pid, (unsigned)uid, job, rank, gpu);
+	else
+		rbd_log(LOG_INFO, "pid %d uid %u holds job %s rank %ld", (int)pid, (unsigned)uid,
+			job, rank);
 	if (!until_close)
 		state_dirty();
 	return 0;

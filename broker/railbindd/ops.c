@@ -137,6 +137,7 @@ static void op_plan(struct client *c, const struct request *rq)
 	r = reply_new(id);
 	if (rq->lease != RQ_LEASE_NONE) {
 		struct json_object *rk = json_tokener_parse(text), *g = NULL, *cp = NULL;
+		bool shared;
 		int rc;
 
 		if (rk) {
@@ -145,7 +146,8 @@ static void op_plan(struct client *c, const struct request *rq)
 		}
 		rc = lease_take(c, conn, job, rank,
 				json_object_get_string(json_object_object_get(g, "pci")),
-				json_object_get_string(cp), auth, &error, msg, sizeof(msg));
+				json_object_get_string(cp), auth, &shared, &error, msg,
+				sizeof(msg));
 		json_object_put(rk);
 		if (rc < 0) {
 			json_object_put(r);
@@ -157,6 +159,11 @@ static void op_plan(struct client *c, const struct request *rq)
 		json_object_object_add(v, "rank", json_object_new_int64(rank));
 		json_object_object_add(v, "pid", json_object_new_int(ctl_pid(c)));
 		json_object_object_add(v, "until", json_object_new_string(conn ? "close" : "exit"));
+		if (shared) {
+			json_object_object_add(v, "shared", json_object_new_boolean(1));
+			json_object_object_add(v, "warning", json_object_new_string(
+				"this GPU is leased to another user's job too; nothing on this node assigns GPUs to users (railbind.conf gpu-sharing = no refuses such leases)"));
+		}
 		json_object_object_add(r, "lease", v);
 	}
 	add_text(r, "rank", text);
@@ -237,7 +244,11 @@ static struct json_object *limits_info(void)
 	json_object_object_add(l, "reply_timeout_ms", json_object_new_int(conf.reply_timeout_ms));
 	json_object_object_add(l, "idle_timeout_ms", json_object_new_int(conf.idle_timeout_ms));
 	json_object_object_add(l, "gpu_sharing",
-			       json_object_new_boolean(serve_config_allows_sharing()));
+			       json_object_new_boolean(serve_gpu_sharing() == RBD_SHARING_YES));
+	json_object_object_add(l, "gpu_sharing_policy",
+			       json_object_new_string(serve_gpu_sharing() == RBD_SHARING_YES ? "yes" :
+						      serve_gpu_sharing() == RBD_SHARING_NO ? "no" :
+						      "auto"));
 	return l;
 }
 

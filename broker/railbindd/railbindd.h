@@ -121,7 +121,13 @@ unsigned long long serve_generation(void);
 double serve_plan_age(void);
 const char *serve_source(void);
 size_t serve_gpu_count(void);
-bool serve_config_allows_sharing(void);
+/* railbind.conf's gpu-sharing (lease.c says what each means). */
+enum rbd_sharing {
+	RBD_SHARING_AUTO,
+	RBD_SHARING_YES,
+	RBD_SHARING_NO,
+};
+enum rbd_sharing serve_gpu_sharing(void);
 /*
  * A GPU claim (@claim: CUDA_VISIBLE_DEVICES-style, NULL: none) as the set
  * of GPUs (and MIG instances) it names, in one spelling ("0,3", a MIG UUID,
@@ -233,12 +239,13 @@ int lease_init(void);
 void lease_fini(void);
 /*
  * Give (uid, @job, @rank) to the process that connected as @c, until it
- * exits (or, @until_close, until @c closes). Else an error name ("busy",
- * "overloaded", "permission") and message, and a negative errno.
+ * exits (or, @until_close, until @c closes); *@shared: granted beside
+ * another user's lease of @gpu. Else an error name ("busy", "overloaded",
+ * "permission") and message, and a negative errno.
  */
 int lease_take(struct client *c, bool until_close, const char *job, long rank,
-	       const char *gpu, const char *cpus, bool backed, const char **error,
-	       char *msg, size_t msglen);
+	       const char *gpu, const char *cpus, bool backed, bool *shared,
+	       const char **error, char *msg, size_t msglen);
 void lease_release_conn(struct client *conn);
 struct json_object *lease_list(uid_t viewer);
 size_t lease_count(void);

@@ -538,9 +538,16 @@ struct json_object *serve_refresh_status(void)
 	return o;
 }
 
-bool serve_config_allows_sharing(void)
+enum rbd_sharing serve_gpu_sharing(void)
 {
-	return ctx && ctx->conf.gpu_sharing;
+	switch (ctx ? ctx->conf.gpu_sharing : AFF_GPU_SHARING_AUTO) {
+	case AFF_GPU_SHARING_YES:
+		return RBD_SHARING_YES;
+	case AFF_GPU_SHARING_NO:
+		return RBD_SHARING_NO;
+	default:
+		return RBD_SHARING_AUTO;
+	}
 }
 
 int serve_init(void)

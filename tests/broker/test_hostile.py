@@ -174,19 +174,16 @@ def test_connection_slots(tmp):
 
 def test_leases(tmp):
     """2: leases by the thousand. One process asks 4,300 (distinct jobs, on
-    ranks 1-7: rank 0 is the victim's); another user's 300 processes one
+    every rank, the victim's GPU included); another user's 300 processes one
     each. Descriptors stay few, the state file is not rewritten per lease,
-    and the service is back at once when the attackers go."""
-    # GPU exclusivity between users is test_gpu_ownership's: here both users
-    # may lease GPUs 1-7, so that every lease they ask for is a lease held.
-    conf = os.path.join(tmp, "share.conf")
-    with open(conf, "w") as f:
-        f.write("gpu-sharing = yes\n")
-    b = Broker(tmp, DGX, "--config", conf, wrap=("prlimit", "--nofile=4160:4160", "--"))
+    the victim is served on a GPU they hold (nothing assigns GPUs here, so
+    their leases lock nobody out: test_gpu_ownership), and the service is
+    back at once when the attackers go."""
+    b = Broker(tmp, DGX, wrap=("prlimit", "--nofile=4160:4160", "--"))
     attacks = []
     try:
         fds0 = fd_count(b.p.pid)
-        a = Attack(ATTACKER, "leases", b.sock, 4300, 1, 7)
+        a = Attack(ATTACKER, "leases", b.sock, 4300, 0, 7)
         attacks.append(a)
         check(a.n("ok") == 256 and a.n("overloaded") == 4300 - 256,
               "one process, 4,300 leases: 256 granted (--max-user-leases), the rest overloaded (%s)"
@@ -194,7 +191,7 @@ def test_leases(tmp):
         check(fd_count(b.p.pid) <= fds0 + 2,
               "256 leases of one process cost one descriptor, not 256 (%d -> %d)"
               % (fds0, fd_count(b.p.pid)))
-        a2 = Attack(ATTACKER2, "procs", b.sock, 300, 1, 7)
+        a2 = Attack(ATTACKER2, "procs", b.sock, 300, 0, 7)
         attacks.append(a2)
         check(a2.n("ok") == 256 and a2.n("overloaded") == 300 - 256,
               "300 processes of another user: 256 leases, 44 overloaded (%s)" % a2.line)
@@ -475,43 +472,57 @@ def dgx_gpus():
 
 
 def test_gpu_ownership(tmp):
-    """One GPU, two users' jobs: refused unless gpu-sharing = yes; the same
-    user's jobs may share; where a devices cgroup gives a GPU to the one
-    asking and not to the holder, the cgroup decides."""
+    """One GPU, two users' jobs. Where nothing assigns GPUs (no devices
+    cgroup) the second user's lease is granted and told so (gpu-sharing =
+    auto: refusing would let the first to ask lock the others out);
+    gpu-sharing = no refuses it, yes grants it silently; the same user's jobs
+    may share; where a devices cgroup gives a GPU to the one asking and not
+    to the holder, the cgroup decides."""
     gpus = dgx_gpus()
-    b = Broker(tmp, DGX)
-    a = None
-    try:
-        a = Attack(ATTACKER, "procs", b.sock, 1, 1, 1)
-        check(a.n("ok") == 1, "another user holds rank 1 (GPU %s)" % gpus[1])
-        env = clean_env(RAILBIND_SOCKET=b.sock)
-        r = subprocess.run(as_user(VICTIM, [RAILBIND, "run", "--no-bind", "--rank", "1", "--job",
-                                            "v", "--", "true"]), capture_output=True, text=True,
-                           env=env)
-        check(r.returncode == 1 and "leased to another user's job" in r.stderr,
-              "the victim's lease of the same GPU is refused: %r" % r.stderr)
-        a2 = Attack(ATTACKER, "procs", b.sock, 1, 1, 1)
-        check(a2.n("ok") == 1, "the same user's second job shares its own GPU (%s)" % a2.line)
-        a2.stop()
-        victim_served(b, "another user holding GPU 1", rank=0)
-    finally:
-        if a:
-            a.stop()
-        stopped(b)
-    conf = os.path.join(tmp, "share.conf")
-    with open(conf, "w") as f:
-        f.write("gpu-sharing = yes\n")
-    d = os.path.join(tmp, "sharing")
-    os.mkdir(d, 0o755)
-    b = Broker(d, DGX, "--config", conf)
-    a = None
-    try:
-        a = Attack(ATTACKER, "procs", b.sock, 1, 1, 1)
-        victim_served(b, "gpu-sharing = yes: GPU 1 held by another user", rank=1)
-    finally:
-        if a:
-            a.stop()
-        stopped(b)
+    env = clean_env()
+
+    def victim_run(b):
+        env["RAILBIND_SOCKET"] = b.sock
+        return subprocess.run(as_user(VICTIM, [RAILBIND, "run", "--no-bind", "--rank", "1",
+                                               "--job", "v", "-v", "--", "true"]),
+                              capture_output=True, text=True, env=env)
+
+    for policy in ("auto", "no", "yes"):
+        d = os.path.join(tmp, "sharing-" + policy)
+        os.mkdir(d, 0o755)
+        conf = os.path.join(d, "railbind.conf")
+        with open(conf, "w") as f:
+            f.write("gpu-sharing = %s\n" % policy)
+        b = Broker(d, DGX, "--config", conf)
+        a = None
+        try:
+            a = Attack(ATTACKER, "procs", b.sock, 1, 1, 1)
+            check(a.n("ok") == 1, "%s: another user holds rank 1 (GPU %s)" % (policy, gpus[1]))
+            r = victim_run(b)
+            told = "leased to another user's job too" in r.stderr
+            if policy == "no":
+                check(r.returncode == 1 and "leased to another user's job" in r.stderr,
+                      "no: the victim's lease of the same GPU is refused: %r" % r.stderr)
+            else:
+                check(r.returncode == 0 and "source broker" in r.stderr and told == (policy == "auto"),
+                      "%s: the victim runs on the held GPU, %s: %r"
+                      % (policy, "and is told" if policy == "auto" else "silently", r.stderr))
+            if policy == "auto":
+                st = status(b)
+                check(st["broker"]["limits"]["gpu_sharing_policy"] == "auto",
+                      "status says the policy: %r" % st["broker"]["limits"])
+                check("which another user's job holds too" in log_text(d),
+                      "the broker logs the shared GPU")
+            a2 = Attack(ATTACKER, "procs", b.sock, 1, 1, 1)
+            check(a2.n("ok") == 1, "%s: the same user's second job shares its own GPU (%s)"
+                  % (policy, a2.line))
+            a2.stop()
+            victim_served(b, "gpu-sharing = %s: another user holding GPU 1" % policy,
+                          rank=0 if policy == "no" else 1)
+        finally:
+            if a:
+                a.stop()
+            stopped(b)
     devices = "/sys/fs/cgroup/devices"
     if not os.path.exists(os.path.join(devices, "devices.allow")):
         print("SKIP: GPU ownership by the devices cgroup: no cgroup v1 devices controller here")

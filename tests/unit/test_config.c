@@ -41,6 +41,14 @@ static void test_good(void **state)
 	aff_config_clear(&c);
 	/* Empty text is a valid, empty config. */
 	assert_int_equal(aff_config_parse(&c, "e.conf", "", err, sizeof(err)), 0);
+	assert_int_equal(c.gpu_sharing, AFF_GPU_SHARING_AUTO);
+	aff_config_clear(&c);
+	assert_int_equal(aff_config_parse(&c, "g.conf", "gpu-sharing = no\n", err, sizeof(err)), 0);
+	assert_int_equal(c.gpu_sharing, AFF_GPU_SHARING_NO);
+	assert_int_equal(aff_config_parse(&c, "g.conf", "gpu-sharing = yes\n", err, sizeof(err)), 0);
+	assert_int_equal(c.gpu_sharing, AFF_GPU_SHARING_YES);
+	assert_int_equal(aff_config_parse(&c, "g.conf", "gpu-sharing = auto\n", err, sizeof(err)), 0);
+	assert_int_equal(c.gpu_sharing, AFF_GPU_SHARING_AUTO);
 	aff_config_clear(&c);
 }
 
@@ -75,6 +83,7 @@ static void test_bad(void **state)
 	expect_bad("exclude-nic = mlx5_0,,mlx5_1\n", 1, "comma-separated");
 	expect_bad("include-nic =\n", 1, "comma-separated");
 	expect_bad("memory-policy = interleave\n", 1, "preferred|bind");
+	expect_bad("gpu-sharing = sometimes\n", 1, "auto|yes|no");
 	/* The error is on the first bad line, not a later one. */
 	expect_bad("ethernet-rails = yes\nx\ny\n", 2, "key = value");
 }
