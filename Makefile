@@ -31,10 +31,10 @@ CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -fPIC -fvisibility=hidden 
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(SAN_FLAGS)
 # libxml2 is loaded on first use (libaffinity/xml_lazy.h), not linked.
-DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS)
+DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
 
 LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
-	input.c paths.c assign.c cpusplit.c plan.c json.c client.c client_binding.c apply.c
+	input.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c json.c client.c client_binding.c apply.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c

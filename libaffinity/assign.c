@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Rails for each GPU. A GPU may only get rails at its best path class. The
+ * Rails for each GPU. A GPU may only get the rails that rank best for it
+ * (rank.c: a PCI NIC, NCCL's bandwidth, NCCL's class, the tree's class). The
  * GPUs and their candidate rails fall into independent groups (connected
  * components: in practice one per switch or socket); in each, a min-cost
  * flow gives every GPU one primary rail with the load spread evenly (a
@@ -23,116 +24,10 @@
 #define COST_LOAD ((int64_t)1 << 40)
 #define COST_DIST ((int64_t)1 << 20)
 
-struct cand {
-	int rail;
-	int dist;
-	enum aff_path path;
-};
-
 struct gpu_cands {
-	struct cand *c;
+	struct aff_cand *c;
 	size_t n;
 };
-
-/* Rails bucketed by a key (host bridge or locality), counting sort. */
-struct buckets {
-	int *start;		/* nkeys + 1 */
-	int *rail;
-};
-
-static int bucket(struct buckets *b, const struct aff_topo *t, size_t nkeys,
-		  int (*key)(const struct aff_topo *, size_t))
-{
-	size_t i;
-
-	b->start = calloc(nkeys + 2, sizeof(*b->start));
-	b->rail = calloc(t->nrail + 1, sizeof(*b->rail));
-	if (!b->start || !b->rail)
-		return -ENOMEM;
-	for (i = 0; i < t->nrail; i++) {
-		int k = key(t, i);
-
-		if (k >= 0)
-			b->start[k + 1]++;
-	}
-	for (i = 0; i < nkeys; i++)
-		b->start[i + 1] += b->start[i];
-	b->start[nkeys + 1] = b->start[nkeys];
-	for (i = 0; i < t->nrail; i++) {
-		int k = key(t, i);
-
-		/* start[k] is the next free slot; restored below. */
-		if (k >= 0)
-			b->rail[b->start[k]++] = (int)i;
-	}
-	for (i = nkeys; i > 0; i--)
-		b->start[i] = b->start[i - 1];
-	b->start[0] = 0;
-	return 0;
-}
-
-static void buckets_free(struct buckets *b)
-{
-	free(b->start);
-	free(b->rail);
-}
-
-static int key_hostbridge(const struct aff_topo *t, size_t r)
-{
-	return t->dev[t->rail[r].dev].hostbridge;
-}
-
-static int key_loc(const struct aff_topo *t, size_t r)
-{
-	return t->dev[t->rail[r].dev].loc;
-}
-
-/* Keep only the candidates at the best class among rails[0..n). */
-static int best_of(const struct aff_topo *t, int gdev, const int *rails,
-		   size_t n, struct gpu_cands *out)
-{
-	enum aff_path best = AFF_PATH_NONE;
-	size_t i, k = 0;
-
-	out->c = calloc(n ? n : 1, sizeof(*out->c));
-	if (!out->c)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		struct cand c = { .rail = rails[i] };
-
-		/* rails[0..n) is filled by every caller (all[] holds each rail);
-		 * the analyzer loses t->nrail between the fill and this call. */
-		// NOLINTNEXTLINE(clang-analyzer-core.uninitialized.ArraySubscript)
-		c.path = aff_path_between(t, gdev, t->rail[c.rail].dev, &c.dist);
-		if (best == AFF_PATH_NONE || c.path < best) {
-			best = c.path;
-			k = 0;
-		}
-		if (c.path == best)
-			out->c[k++] = c;
-	}
-	out->n = k;
-	return 0;
-}
-
-static int candidates(const struct aff_topo *t, int gdev,
-		      const struct buckets *by_hb, const struct buckets *by_loc,
-		      const int *all, struct gpu_cands *out)
-{
-	const struct aff_dev *g = &t->dev[gdev];
-	int hb = g->hostbridge, loc = g->loc;
-
-	if (hb >= 0 && by_hb->start[hb + 1] > by_hb->start[hb])
-		return best_of(t, gdev, by_hb->rail + by_hb->start[hb],
-			       (size_t)(by_hb->start[hb + 1] - by_hb->start[hb]),
-			       out);
-	if (t->src != AFF_SRC_NCCL && loc >= 0 &&
-	    by_loc->start[loc + 1] > by_loc->start[loc])
-		return best_of(t, gdev, by_loc->rail + by_loc->start[loc],
-			       (size_t)(by_loc->start[loc + 1] - by_loc->start[loc]),
-			       out);
-	return best_of(t, gdev, all, t->nrail, out);
-}
 
 /* Union-find over GPUs [0, n) and rails [n, n + nrail). */
 static int uf_find(int *p, int x)
@@ -285,7 +180,7 @@ static void solve_greedy(const struct gpu_cands *cands, const int *gs, int s,
 		size_t c, best = 0;
 
 		for (c = 1; c < gc->n; c++) {
-			const struct cand *x = &gc->c[c], *b = &gc->c[best];
+			const struct aff_cand *x = &gc->c[c], *b = &gc->c[best];
 
 			if (load[x->rail] < load[b->rail] ||
 			    (load[x->rail] == load[b->rail] && x->dist < b->dist))
@@ -450,10 +345,9 @@ static int solve_groups(const struct aff_topo *t, const struct gpu_cands *cands,
 int aff_assign_rails(const struct aff_topo *t, const int *gpu, size_t n,
 		     struct aff_rail_set *out)
 {
-	struct buckets by_hb = { 0 }, by_loc = { 0 };
+	struct aff_ranker rk = { 0 };
 	struct gpu_cands *cands = calloc(n ? n : 1, sizeof(*cands));
 	struct groups w = { 0 };
-	int *all = malloc((t->nrail + 1) * sizeof(*all));
 	size_t i, total = n + t->nrail + 1;
 	int rc;
 
@@ -467,18 +361,14 @@ int aff_assign_rails(const struct aff_topo *t, const int *gpu, size_t n,
 	w.load = calloc(total, sizeof(int));
 	w.primary = malloc(total * sizeof(int));
 	rc = -ENOMEM;
-	if (!cands || !all || !w.parent || !w.gs || !w.rs || !w.gstart ||
+	if (!cands || !w.parent || !w.gs || !w.rs || !w.gstart ||
 	    !w.rstart || !w.rail_pos ||
 	    !w.load || !w.primary)
 		goto out;
-	for (i = 0; i < t->nrail; i++)
-		all[i] = (int)i;
-	rc = bucket(&by_hb, t, t->ndev, key_hostbridge);
-	if (!rc)
-		rc = bucket(&by_loc, t, t->nloc, key_loc);
+	rc = aff_ranker_init(&rk, t);
 	for (i = 0; i < n && !rc; i++) {
-		rc = candidates(t, t->gpus[gpu[i]], &by_hb, &by_loc, all,
-				&cands[i]);
+		rc = aff_rank_best(&rk, t->gpus[gpu[i]], AFF_RANK_PLAN, &cands[i].c,
+				   &cands[i].n);
 		w.primary[i] = -1;
 	}
 	if (!rc)
@@ -494,7 +384,7 @@ out:
 	for (i = 0; cands && i < n; i++)
 		free(cands[i].c);
 	free(cands);
-	free(all);
+	aff_ranker_fini(&rk);
 	free(w.parent);
 	free(w.gs);
 	free(w.rs);
@@ -503,8 +393,6 @@ out:
 	free(w.rail_pos);
 	free(w.load);
 	free(w.primary);
-	buckets_free(&by_hb);
-	buckets_free(&by_loc);
 	if (rc)
 		for (i = 0; i < n; i++) {
 			free(out[i].rail);

@@ -147,6 +147,10 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		*expect = "ethernet-rails = yes|no";
 		return parse_bool(value, &conf->ethernet_rails);
 	}
+	if (!strcmp(key, "slow-rails")) {
+		*expect = "slow-rails = yes|no";
+		return parse_bool(value, &conf->slow_rails);
+	}
 	if (!strcmp(key, "memory-policy")) {
 		*expect = "memory-policy = preferred|bind";
 		if (!strcmp(value, "preferred") || !strcmp(value, "bind")) {
@@ -176,7 +180,7 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		conf->gpu_sharing = yes ? AFF_GPU_SHARING_YES : AFF_GPU_SHARING_NO;
 		return 0;
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, memory-policy, nccl-topo-file, gpu-sharing";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing";
 	return -EINVAL;
 }
 

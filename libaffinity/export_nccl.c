@@ -216,7 +216,7 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 		rc |= sets(net, "name", rl->name);
 		rc |= setf(net, "dev", "%zu", r);
 		if (rl->rate > 0)
-			rc |= setf(net, "speed", "%d", rl->rate * 1000);
+			rc |= setf(net, "speed", "%.0f", rl->rate * 1000);
 		if (rl->port > 0)
 			rc |= setf(net, "port", "%d", rl->port);
 		/* Written only when known: the importer takes a GUID for RDMA. */
@@ -323,20 +323,15 @@ static int plan_output(struct xout *x)
 		x->keep[t->gpus[k]] = true;
 	for (k = 0; k < t->nrail; k++)
 		x->keep[t->rail[k].dev] = true;
+	/* The switches the model's classes count (switches.c), NCCL's <pci>. */
 	for (k = 0; k < t->ndev; k++) {
 		if (!x->keep[k] || t->dev[k].type != AFF_DEV_ENDPOINT)
 			continue;
-		for (i = t->dev[k].parent; i >= 0; i = t->dev[i].parent)
-			if (t->dev[i].is_switch)
-				x->keep[i] = true;
+		for (i = t->dev[k].up; i >= 0; i = t->dev[i].up)
+			x->keep[i] = true;
 	}
 	for (k = 0; k < t->ndev; k++) {
-		x->xparent[k] = -1;
-		for (i = t->dev[k].parent; i >= 0; i = t->dev[i].parent)
-			if (x->keep[i] && t->dev[i].is_switch) {
-				x->xparent[k] = i;
-				break;
-			}
+		x->xparent[k] = t->dev[k].up;
 		if (x->keep[k])
 			x->order[x->norder++] = (int)k;
 	}

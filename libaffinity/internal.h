@@ -37,6 +37,7 @@ struct aff_config {
 	char **include_nic;	/* names or PCI addresses made rails */
 	size_t ninclude;
 	bool ethernet_rails;
+	bool slow_rails;	/* NICs much slower than the fastest rail are rails too */
 	bool mem_bind;
 	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
 	int gpu_sharing;	/* AFF_GPU_SHARING_*: one GPU, several users' leases */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* railbind.topo/1 and railbind.plan/1 documents (DESIGN.md), via json-c. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -38,12 +39,31 @@ static void add(struct json_object *o, const char *key, struct json_object *v)
 	json_object_object_add(o, key, v);
 }
 
+/* A rate (Gb/s) or bandwidth (GB/s); null when unknown or unbounded. */
+static struct json_object *number(double v)
+{
+	char buf[32];
+
+	if (!(v > 0) || isinf(v))
+		return NULL;
+	if (v == (double)(long long)v && v < 1e15)
+		return json_object_new_int64((long long)v);
+	snprintf(buf, sizeof(buf), "%g", v);
+	return json_object_new_double_s(v, buf);
+}
+
+static struct json_object *path_json(enum aff_path p)
+{
+	return aff_path_name(p) ? json_object_new_string(aff_path_name(p)) : NULL;
+}
+
 struct json_object *aff_topo_to_json(const struct aff_topo *t)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *gpus = json_object_new_array();
 	struct json_object *nics = json_object_new_array();
 	struct json_object *paths = json_object_new_array();
+	struct json_object *nccl_paths = json_object_new_array();
 	size_t g, r;
 
 	add(o, "schema", json_object_new_string("railbind.topo/1"));
@@ -53,16 +73,21 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		const struct aff_dev *d = &t->dev[t->gpus[g]];
 		struct json_object *j = json_object_new_object();
 		struct json_object *row = json_object_new_array();
+		struct json_object *nrow = json_object_new_array();
 
 		add(j, "pci", json_object_new_string(d->pci));
 		add(j, "index", json_object_new_int((int)g));
 		add(j, "numa", numa_of(t, d->loc));
 		add(j, "cpus", cpus_of(t, d->loc));
 		json_object_array_add(gpus, j);
-		for (r = 0; r < t->nrail; r++)
+		for (r = 0; r < t->nrail; r++) {
 			json_object_array_add(row, json_object_new_string(
 				aff_path_name(aff_topo_path(t, g, r))));
+			json_object_array_add(nrow, path_json(aff_nccl_path_between(
+				t, t->gpus[g], t->rail[r].dev)));
+		}
 		json_object_array_add(paths, row);
+		json_object_array_add(nccl_paths, nrow);
 	}
 	for (r = 0; r < t->nrail; r++) {
 		const struct aff_rail *rl = &t->rail[r];
@@ -75,13 +100,56 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "port", rl->port > 0 ? json_object_new_int(rl->port) : NULL);
 		add(j, "numa", numa_of(t, d->loc));
 		add(j, "rdma", json_object_new_boolean(rl->rdma));
+		add(j, "port_state", str_or_null(rl->port_state));
+		add(j, "rate", number(rl->rate));
+		add(j, "excluded", str_or_null(aff_excl_name(rl->excl)));
 		json_object_array_add(nics, j);
 	}
 	add(o, "gpus", gpus);
 	add(o, "nics", nics);
 	add(o, "paths", paths);
+	add(o, "nccl_paths", nccl_paths);
 	aff_gpu_topo_json(t, o);
 	return o;
+}
+
+/* What NCCL ranks best for the rank's GPU on its own, and why not that. */
+static struct json_object *nccl_json(const struct aff_plan *p, const struct aff_rank *rk)
+{
+	const struct aff_topo *t = p->topo;
+	struct json_object *o = json_object_new_object();
+	struct json_object *nics = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < rk->nccl.n; i++)
+		json_object_array_add(nics, json_object_new_string(
+			aff_rail_label(t, rk->nccl.rail[i])));
+	add(o, "nics", nics);
+	add(o, "path", rk->nccl.n ? path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
+				    t->rail[rk->nccl.rail[0]].dev)) : NULL);
+	add(o, "bandwidth", rk->nccl.n ? number(aff_pair_bw(t, t->gpus[rk->gpu],
+							   rk->nccl.rail[0])) : NULL);
+	add(o, "note", str_or_null(rk->nccl_note));
+	return o;
+}
+
+static struct json_object *excluded_json(const struct aff_plan *p)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < p->nexcl; i++) {
+		const struct aff_excluded *e = &p->excl[i];
+		struct json_object *o = json_object_new_object();
+
+		add(o, "name", json_object_new_string(e->name));
+		add(o, "pci", str_or_null(e->pci));
+		add(o, "port", e->port > 0 ? json_object_new_int(e->port) : NULL);
+		add(o, "reason", json_object_new_string(e->reason));
+		add(o, "message", json_object_new_string(e->message));
+		json_object_array_add(arr, o);
+	}
+	return arr;
 }
 
 static struct json_object *rank_json(const struct aff_plan *p, size_t k)
@@ -112,9 +180,14 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
 		add(n, "path", json_object_new_string(aff_path_name(
 			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));
+		add(n, "nccl_path", path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
+								     r->dev)));
+		add(n, "bandwidth", number(aff_pair_bw(t, t->gpus[rk->gpu],
+						       rk->rails.rail[i])));
 		json_object_array_add(nics, n);
 	}
 	add(o, "nics", nics);
+	add(o, "nccl", nccl_json(p, rk));
 	add(o, "cpus", str_or_null(rk->cpus_str));
 	add(o, "mems", str_or_null(rk->mems_str));
 	add(o, "mem_policy", json_object_new_string(
@@ -153,6 +226,7 @@ struct json_object *aff_plan_to_json(const struct aff_plan *p)
 	}
 	add(o, "ranks", ranks);
 	add(o, "warnings", warns);
+	add(o, "excluded", excluded_json(p));
 	return o;
 }
 

@@ -104,22 +104,26 @@ static unsigned long long guid_of(const char *s)
 	return v;
 }
 
-static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
+/* N of an info "PortNState" or "RailbindPortNState", else 0. */
+static int state_port(const char *name)
+{
+	const char *s = name;
+	char *end;
+	long n;
+
+	if (!strncmp(s, "Railbind", 8))
+		s += 8;
+	if (strncmp(s, "Port", 4) || !isdigit((unsigned char)s[4]))
+		return 0;
+	n = strtol(s + 4, &end, 10);
+	return strcmp(end, "State") || n < 1 || n > 255 ? 0 : (int)n;
+}
+
+static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
 {
 	char key[64];
-	int port, i, state, r;
+	int r, state;
 
-	/* First port with a state, as hwloc numbers them (1-based). */
-	for (port = 1; port <= 8; port++) {
-		snprintf(key, sizeof(key), "Port%dState", port);
-		if (info(os, key))
-			break;
-		snprintf(key, sizeof(key), "RailbindPort%dState", port);
-		if (info(os, key))
-			break;
-	}
-	if (port > 8)
-		port = 1;
 	r = aff_topo_add_rail(t, dev, os->name, port, true);
 	if (r < 0)
 		return r;
@@ -137,9 +141,33 @@ static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
 			return -ENOMEM;
 	}
 	snprintf(key, sizeof(key), "RailbindPort%dRate", port);
-	t->rail[r].rate = info_int(os, key, 0);
-	i = r;
-	return i;
+	t->rail[r].rate = info_double(os, key);
+	return r;
+}
+
+/*
+ * One rail per port hwloc (PortNState) or discovery (RailbindPortNState)
+ * reports, each with its own state and rate: NCCL uses the ports of a
+ * multi-port device one by one. A device reporting none is one port 1.
+ */
+static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
+{
+	unsigned char seen[256] = { 0 };
+	unsigned i;
+	int port, any = 0, r;
+
+	for (i = 0; i < os->infos_count; i++)
+		if ((port = state_port(os->infos[i].name)))
+			seen[port] = 1;
+	for (port = 1; port < 256; port++) {
+		if (!seen[port])
+			continue;
+		any = 1;
+		r = add_port(t, dev, os, port);
+		if (r < 0)
+			return r;
+	}
+	return any ? 0 : add_port(t, dev, os, 1);
 }
 
 /* A compute OS device: not a bare DRM card, which any display has. */
@@ -171,6 +199,8 @@ static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
 		 pa->bus, pa->dev, pa->func);
 	d->vendor = pa->vendor_id;
 	d->device = pa->device_id;
+	d->subvendor = pa->subvendor_id;
+	d->subdevice = pa->subdevice_id;
 	d->class_id = pa->class_id;
 	for (os = o->io_first_child; os; os = os->next_sibling) {
 		if (os->type != HWLOC_OBJ_OS_DEVICE)
@@ -266,6 +296,8 @@ static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t 
 		{ "RailbindNumaNode", "a NUMA node number or -1", -1, INT_MAX, false, true },
 	};
 	const char *iommu = info(o, "RailbindIOMMUGroupType");
+	const char *ptype = info(o, "RailbindPortType");
+	enum aff_port_type pt;
 	size_t k;
 
 	for (k = 0; k < sizeof(rules) / sizeof(rules[0]); k++)
@@ -279,6 +311,12 @@ static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t 
 		snprintf(t->bad_info, sizeof(t->bad_info),
 			 "RailbindIOMMUGroupType=\"%.24s\" on %s, expected one word (identity, DMA, ...)",
 			 iommu, d->pci);
+		return -EINVAL;
+	}
+	if (ptype && aff_port_type_from_name(ptype, &pt) < 0) {
+		snprintf(t->bad_info, sizeof(t->bad_info),
+			 "RailbindPortType=\"%.24s\" on %s, expected root, upstream, downstream, endpoint, legacy, rciep or bridge",
+			 ptype, d->pci);
 		return -EINVAL;
 	}
 	return 0;
@@ -298,22 +336,13 @@ static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 	d->link_width = info_int(o, "RailbindLinkWidth", 0);
 	d->link_width_cap = info_int(o, "RailbindLinkWidthCap", 0);
 	d->acs_ctl = info_int(o, "RailbindACSCtl", -1);
+	if (aff_port_type_from_name(info(o, "RailbindPortType"), &d->port_type) < 0)
+		d->port_type = AFF_PORT_UNKNOWN;
 	d->unreadable = unreadable_of(o);
 	if (dup_info(&d->iommu_type, o, "RailbindIOMMUGroupType") < 0)
 		return -ENOMEM;
 	d->loc = io_locality(t, o, numa_raw);
 	return d->loc < 0 ? d->loc : 0;
-}
-
-/* Number of PCI-to-PCI bridges between device i and its host bridge. */
-static int bridges_above(const struct aff_topo *t, int i)
-{
-	int n = 0;
-
-	for (i = t->dev[i].parent; i >= 0; i = t->dev[i].parent)
-		if (t->dev[i].type == AFF_DEV_BRIDGE)
-			n++;
-	return n;
 }
 
 static int walk_io(struct aff_topo *t, hwloc_obj_t o, int parent)
@@ -342,9 +371,9 @@ static int walk_io(struct aff_topo *t, hwloc_obj_t o, int parent)
 				 pa->domain, pa->bus, pa->dev, pa->func);
 			d->vendor = pa->vendor_id;
 			d->device = pa->device_id;
+			d->subvendor = pa->subvendor_id;
+			d->subdevice = pa->subdevice_id;
 			d->class_id = pa->class_id;
-			/* Root port, switch up, switch down, up, down... */
-			d->is_switch = bridges_above(t, i) % 2 == 1;
 		}
 		rc = fill_pci_infos(t, i, o);
 		if (rc < 0)
@@ -469,6 +498,11 @@ static int load_cpus(struct aff_topo *t)
 			return rc;
 	}
 	hwloc_bitmap_copy(t->all_cpus, hwloc_get_root_obj(hw)->cpuset);
+	o = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PACKAGE, 0);
+	t->intercpu_bw = aff_intercpu_bw(info(hwloc_get_root_obj(hw), "Architecture"),
+					 o ? info(o, "CPUVendor") : NULL,
+					 o ? info_int(o, "CPUFamilyNumber", -1) : -1,
+					 o ? info_int(o, "CPUModelNumber", -1) : -1);
 	return 0;
 }
 

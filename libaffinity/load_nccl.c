@@ -107,7 +107,9 @@ static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 	const xmlNode *c;
 
 	for (c = nic->children; c; c = c->next) {
-		char *name, *port, *guid;
+		char *name, *port, *guid, *speed, *gdr;
+		unsigned long long g;
+		bool rdma;
 		int r, portno;
 
 		if (!is(c, "net"))
@@ -120,14 +122,28 @@ static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 		port = attr(l, c, "port");
 		portno = port ? atoi(port) : 0;
 		guid = attr(l, c, "guid");
-		/* A socket (TCP) net has no GUID; a verbs device has one. */
-		r = aff_topo_add_rail(l->t, dev, name, portno,
-				      guid && strtoull(guid, NULL, 0) != 0);
+		g = guid ? strtoull(guid, NULL, 0) : 0;
+		gdr = attr(l, c, "gdr");
+		speed = attr(l, c, "speed");
+		/*
+		 * A verbs device has a real node GUID (an EUI-64, vendor bits
+		 * set); NCCL's socket transport and the OFI plugin write the
+		 * device index instead. GPUDirect support (gdr="1") is RDMA
+		 * whatever the GUID: AWS's EFA is numbered so.
+		 */
+		rdma = g > 0xffffffffull || (gdr && atoi(gdr) == 1);
+		r = aff_topo_add_rail(l->t, dev, name, portno, rdma);
 		free(name);
 		free(port);
-		if (r >= 0 && guid)
-			l->t->rail[r].guid = strtoull(guid, NULL, 0);
 		free(guid);
+		free(gdr);
+		if (r >= 0) {
+			l->t->rail[r].guid = g;
+			/* Mb/s; NCCL reads 0 or -1 as "not said". */
+			if (speed && strtod(speed, NULL) > 0)
+				l->t->rail[r].rate = strtod(speed, NULL) / 1000;
+		}
+		free(speed);
 		if (r < 0)
 			return r;
 		l->t->rail[r].listed = true;
@@ -194,7 +210,6 @@ static int walk_pci(struct nccl_load *l, const xmlNode *n, int parent)
 	if (i < 0)
 		return i;
 	d = &l->t->dev[i];
-	d->is_switch = bridge;
 	d->class_id = cls >= 0 ? cls >> 8 : -1;
 	busid = attr(l, n, "busid");
 	if (!busid || aff_dev_set_pci(d, busid) < 0) {
@@ -203,8 +218,10 @@ static int walk_pci(struct nccl_load *l, const xmlNode *n, int parent)
 	}
 	free(busid);
 	if (parse_hexattr(l, n, "vendor", &d->vendor) < 0 ||
-	    parse_hexattr(l, n, "device", &d->device) < 0)
-		return bad(l, n, "<pci vendor/device> is not a hex id such as 0x10de");
+	    parse_hexattr(l, n, "device", &d->device) < 0 ||
+	    parse_hexattr(l, n, "subsystem_vendor", &d->subvendor) < 0 ||
+	    parse_hexattr(l, n, "subsystem_device", &d->subdevice) < 0)
+		return bad(l, n, "<pci vendor/device/subsystem_vendor/subsystem_device> is not a hex id such as 0x10de");
 	s = attr(l, n, "link_speed");
 	if (s)
 		d->link_speed = strtod(s, NULL);
@@ -298,6 +315,21 @@ static int unknown_numa(struct nccl_load *l, hwloc_bitmap_t cpus,
 	return 0;
 }
 
+/* What NCCL assumes between two <cpu>s of this one's kind. */
+static double cpu_link_bw(const struct nccl_load *l, const xmlNode *n)
+{
+	char *arch = attr(l, n, "arch"), *vendor = attr(l, n, "vendor");
+	char *family = attr(l, n, "familyid"), *model = attr(l, n, "modelid");
+	double bw = aff_intercpu_bw(arch, vendor, family ? atoi(family) : -1,
+				    model ? atoi(model) : -1);
+
+	free(arch);
+	free(vendor);
+	free(family);
+	free(model);
+	return bw;
+}
+
 static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 {
 	hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
@@ -333,6 +365,8 @@ static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 		goto out;
 	l->t->loc[loc].known = known;
 	l->t->dev[hb].loc = loc;
+	if (!l->t->intercpu_bw)
+		l->t->intercpu_bw = cpu_link_bw(l, n);
 	rc = walk_children(l, n, hb);
 out:
 	free(numaid);

@@ -70,6 +70,8 @@ int aff_topo_add_dev(struct aff_topo *t, enum aff_devtype type, int parent)
 			(parent >= 0 ? t->dev[parent].hostbridge : -1);
 	d->loc = parent >= 0 ? t->dev[parent].loc : -1;
 	d->vendor = d->device = d->class_id = -1;
+	d->subvendor = d->subdevice = -1;
+	d->up = d->nccl_up = -1;
 	d->gpu = -1;
 	d->link_speed = d->link_speed_cap = 0;
 	d->acs_ctl = -1;
@@ -222,10 +224,24 @@ static bool rdma_vendor(int vendor)
 	return vendor == 0x17db;
 }
 
-static void select_rails(struct aff_topo *t)
+/* Remember a rail exclude-nic takes out, so that the plan can name it. */
+static int drop(struct aff_topo *t, const struct aff_rail *r)
+{
+	struct aff_dropped *d;
+
+	GROW(t->dropped, t->ndropped);
+	d = &t->dropped[t->ndropped - 1];
+	snprintf(d->pci, sizeof(d->pci), "%s", t->dev[r->dev].pci);
+	if (r->name && !(d->name = strdup(r->name)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int select_rails(struct aff_topo *t)
 {
 	const struct aff_config *conf = &t->ctx->conf;
 	size_t i, k = 0;
+	int rc = 0;
 
 	for (i = 0; i < t->nrail; i++) {
 		struct aff_rail *r = &t->rail[i];
@@ -236,11 +252,15 @@ static void select_rails(struct aff_topo *t)
 		if (aff_nic_listed(conf->include_nic, conf->ninclude, r->name,
 				   d->pci) ||
 		    aff_nic_listed(conf->include_nic, conf->ninclude,
-				   d->netdev, NULL))
+				   d->netdev, NULL)) {
 			keep = true;
-		else if (aff_nic_listed(conf->exclude_nic, conf->nexclude,
-					r->name, d->pci))
+			r->included = true;
+		} else if (aff_nic_listed(conf->exclude_nic, conf->nexclude,
+					  r->name, d->pci)) {
 			keep = false;
+			if (!rc)
+				rc = drop(t, r);
+		}
 		if (!keep) {
 			rail_clear(r);
 			continue;
@@ -248,11 +268,13 @@ static void select_rails(struct aff_topo *t)
 		t->rail[k++] = *r;
 	}
 	t->nrail = k;
+	return rc;
 }
 
 int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 {
 	size_t i;
+	int rc;
 
 	t->gpus = calloc(t->ndev ? t->ndev : 1, sizeof(*t->gpus));
 	if (!t->gpus)
@@ -277,11 +299,16 @@ int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 		}
 	for (i = 0; i < t->ngpu; i++)
 		t->dev[t->gpus[i]].gpu = (int)i;
-	select_rails(t);
+	rc = select_rails(t);
 	/* qsort(NULL, 0, ...) is undefined: a node may have no rail at all. */
 	if (t->nrail)
 		qsort(t->rail, t->nrail, sizeof(*t->rail), rail_order);
 	sort_topo = NULL;
+	if (!rc)
+		rc = aff_find_switches(t);
+	if (rc < 0)
+		return aff_seterr(err, errlen, -rc, "%s: %s", t->source, strerror(-rc));
+	aff_mark_excluded(t);
 	return 0;
 }
 
@@ -296,6 +323,9 @@ static void topo_free(struct aff_topo *t)
 	}
 	for (i = 0; i < t->nrail; i++)
 		rail_clear(&t->rail[i]);
+	for (i = 0; i < t->ndropped; i++)
+		free(t->dropped[i].name);
+	free(t->dropped);
 	for (i = 0; i < t->nloc; i++) {
 		hwloc_bitmap_free(t->loc[i].mems);
 		hwloc_bitmap_free(t->loc[i].cpuset);

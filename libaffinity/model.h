@@ -26,6 +26,22 @@ enum aff_devtype {
 	AFF_DEV_ENDPOINT,
 };
 
+/*
+ * PCIe port type, from the PCI Express capability (config space, the
+ * module's type=, a snapshot's RailbindPortType). AFF_PORT_BRIDGE is any
+ * bridge to or from conventional PCI.
+ */
+enum aff_port_type {
+	AFF_PORT_UNKNOWN,
+	AFF_PORT_ROOT,
+	AFF_PORT_UPSTREAM,
+	AFF_PORT_DOWNSTREAM,
+	AFF_PORT_ENDPOINT,
+	AFF_PORT_LEGACY,
+	AFF_PORT_RCIEP,
+	AFF_PORT_BRIDGE,
+};
+
 /* Where a device sits on the CPU side: the first non-I/O object above it. */
 struct aff_locality {
 	hwloc_bitmap_t cpuset;
@@ -43,10 +59,19 @@ struct aff_dev {
 	unsigned domain, bus, devno, func;
 	int vendor, device;	/* -1 unknown */
 	int class_id;		/* 16-bit class<<8|subclass, -1 unknown */
+	int subvendor, subdevice;	/* subsystem ids, -1 unknown */
+	enum aff_port_type port_type;
 	int parent;		/* index in topo->dev, -1 at the top */
 	int hostbridge;		/* index of the host bridge above, -1 none */
 	int loc;		/* index in topo->loc */
 	bool is_switch;		/* a switch's upstream port (collapsed) */
+	/*
+	 * The switch this device hangs from, as a path class counts it (-1:
+	 * the root complex): its nearest upstream port where port types are
+	 * known, else NCCL's rule. nccl_up is what NCCL itself computes
+	 * (always its rule, Broadcom two-level switches flattened). switches.c.
+	 */
+	int up, nccl_up;
 	bool has_gpu_osdev;	/* hwloc GPU/CoProc OS device, NCCL <gpu> */
 	bool has_net;		/* a network interface */
 	int gpu;		/* index in topo->gpus, -1 */
@@ -82,16 +107,31 @@ struct aff_peer {
 	long long bytes;
 };
 
-/* An RDMA device (or Ethernet rail) on a PCI device. */
+/* Why a rail is left out of the plan (rank.c); AFF_EXCL_NONE: it is used. */
+enum aff_excl {
+	AFF_EXCL_NONE,
+	AFF_EXCL_DOWN,		/* its port is known and not ACTIVE */
+	AFF_EXCL_SLOW,		/* much slower than the fastest rail */
+};
+
+/* An RDMA device port (or Ethernet rail) on a PCI device. */
 struct aff_rail {
 	int dev;		/* index in topo->dev */
 	char *name;		/* mlx5_0, NULL when the source has none */
 	int port;		/* 0 when unknown */
 	char *port_state;	/* ACTIVE, DOWN, ... NULL when unknown */
-	int rate;		/* Gb/s, 0 when unknown */
+	double rate;		/* Gb/s, 0 when unknown */
 	bool rdma;		/* false for an Ethernet NIC made a rail */
 	bool listed;		/* the source names it a collective network */
+	bool included;		/* include-nic names it */
+	enum aff_excl excl;
 	unsigned long long guid;	/* node GUID, 0 when unknown */
+};
+
+/* A NIC railbind.conf's exclude-nic took out of the model. */
+struct aff_dropped {
+	char *name;		/* RDMA device or interface, NULL unknown */
+	char pci[16];
 };
 
 struct aff_core {
@@ -127,6 +167,10 @@ struct aff_topo {
 
 	int *gpus;		/* dev indices of accelerators, PCI order */
 	size_t ngpu;
+
+	struct aff_dropped *dropped;	/* exclude-nic's, for the plan to name */
+	size_t ndropped;
+	double intercpu_bw;	/* GB/s NCCL assumes between sockets, 0 unknown */
 
 	char *peer_memory;	/* RailbindPeerMemory, NULL when unknown */
 	char *kmod;		/* RailbindKmod */
@@ -177,9 +221,28 @@ bool aff_is_bmc_display(int vendor, int device);
 bool aff_nic_listed(char *const *list, size_t n, const char *name,
 		    const char *pci);
 
+/* switches.c: up, nccl_up and is_switch of every device (aff_topo_finish). */
+int aff_find_switches(struct aff_topo *t);
+const char *aff_port_type_name(enum aff_port_type type);
+/* RailbindPortType's word -> type; -EINVAL for another word. */
+int aff_port_type_from_name(const char *name, enum aff_port_type *out);
+
+/* rank.c: set each rail's excl (down, slow) per the config (aff_topo_finish). */
+void aff_mark_excluded(struct aff_topo *t);
+
 /* paths.c */
 enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 			       int *dist);
+/* The class NCCL computes between a and b: no NODE, its own switches. */
+enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b);
+
+/* bandwidth.c: GB/s as NCCL estimates it; INFINITY where nothing limits it. */
+double aff_link_bw(const struct aff_topo *t, int dev);
+double aff_rail_bw(const struct aff_topo *t, int rail);
+double aff_pair_bw(const struct aff_topo *t, int gdev, int rail);
+/* NCCL's figure between sockets for an x86 vendor/family/model or arch. */
+double aff_intercpu_bw(const char *arch, const char *vendor, int family,
+		       int model);
 
 /* json.c: json-c objects for in-tree users (CLI, broker, audit). */
 struct json_object;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Path classes between two PCI devices, as nvidia-smi topo -m names them.
- * A switch is counted once: the loaders mark its upstream port is_switch
- * (hwloc: every second PCI-to-PCI bridge below the host bridge, NCCL's own
- * rule; NCCL XML: every <pci> bridge already is one).
+ * Path classes between two PCI devices, as nvidia-smi topo -m names them
+ * (path), and as NCCL computes them (nccl_path: no NODE, its own switches).
+ * A switch is counted once; which bridges are switches is switches.c's.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "model.h"
@@ -39,15 +39,6 @@ AFF_EXPORT int aff_path_from_name(const char *name, enum aff_path *out)
 	return -EINVAL;
 }
 
-/* The deepest switch above device i, or -1. */
-static int lowest_switch(const struct aff_topo *t, int i)
-{
-	for (i = t->dev[i].parent; i >= 0; i = t->dev[i].parent)
-		if (t->dev[i].is_switch)
-			return i;
-	return -1;
-}
-
 static int depth_of(const struct aff_topo *t, int i)
 {
 	int d = 0;
@@ -75,6 +66,34 @@ static int cpu_distance(const struct aff_topo *t, int la, int lb)
 }
 
 /*
+ * PIX when a and b hang from the same switch, PXB when their chains of
+ * switches (up: PCIe tree; nccl: NCCL's) meet, else -1 (the root complex).
+ */
+static enum aff_path switch_class(const struct aff_topo *t, int a, int b, bool nccl)
+{
+	int x, y;
+
+	x = nccl ? t->dev[a].nccl_up : t->dev[a].up;
+	y = nccl ? t->dev[b].nccl_up : t->dev[b].up;
+	if (x >= 0 && x == y)
+		return AFF_PATH_PIX;
+	for (; x >= 0; x = nccl ? t->dev[x].nccl_up : t->dev[x].up)
+		for (y = nccl ? t->dev[b].nccl_up : t->dev[b].up; y >= 0;
+		     y = nccl ? t->dev[y].nccl_up : t->dev[y].up)
+			if (x == y)
+				return AFF_PATH_PXB;
+	return AFF_PATH_NONE;
+}
+
+/* The one NUMA node a device's locality is, -1 when unknown or several. */
+static int single_node(const struct aff_topo *t, const struct aff_dev *d)
+{
+	if (d->loc < 0 || !t->loc[d->loc].known)
+		return -1;
+	return t->loc[d->loc].numa;
+}
+
+/*
  * Path class between devices a and b; *dist gets a tie-break distance
  * among pairs of one class: bridges crossed, then CPU-side hops.
  */
@@ -82,7 +101,8 @@ enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 			       int *dist)
 {
 	const struct aff_dev *da = &t->dev[a], *db = &t->dev[b];
-	int x, y, da_depth, db_depth, common = -1, hops = 0;
+	int x, y, da_depth, db_depth, hops = 0, na, nb;
+	enum aff_path sw;
 
 	da_depth = depth_of(t, a);
 	db_depth = depth_of(t, b);
@@ -104,32 +124,54 @@ enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 		y = t->dev[y].parent;
 		hops += 2;
 	}
-	if (x == y && x >= 0)
-		common = x;
-
-	if (common >= 0 && t->dev[common].type != AFF_DEV_HOSTBRIDGE) {
-		int sa = lowest_switch(t, a), sb = lowest_switch(t, b), s;
-
+	if (x == y && x >= 0) {
 		if (dist)
 			*dist = hops;
-		if (sa >= 0 && sa == sb)
-			return AFF_PATH_PIX;
-		/* Is there a switch at or above the common bridge? */
-		for (s = common; s >= 0; s = t->dev[s].parent)
-			if (t->dev[s].is_switch)
-				return AFF_PATH_PXB;
-		return AFF_PATH_PHB;
-	}
-	if (common >= 0) {
-		if (dist)
-			*dist = hops;
-		return AFF_PATH_PHB;
+		sw = switch_class(t, a, b, false);
+		return sw != AFF_PATH_NONE ? sw : AFF_PATH_PHB;
 	}
 	if (dist)
 		*dist = hops + 100 * cpu_distance(t, da->loc, db->loc);
-	/* NCCL's topology files have no root complex below a NUMA node. */
-	if (t->src != AFF_SRC_NCCL && da->loc >= 0 && db->loc >= 0 &&
-	    hwloc_bitmap_isequal(t->loc[da->loc].mems, t->loc[db->loc].mems))
+	/*
+	 * NODE needs both devices on one and the same NUMA node: an unknown
+	 * locality (numa_node -1) or one spanning several nodes proves nothing,
+	 * so the path across the host bridges is SYS. NCCL's topology files
+	 * have no root complex below a NUMA node, hence no NODE either.
+	 */
+	na = single_node(t, da);
+	nb = single_node(t, db);
+	if (t->src != AFF_SRC_NCCL && na >= 0 && na == nb)
 		return AFF_PATH_NODE;
 	return AFF_PATH_SYS;
+}
+
+/*
+ * The CPU node NCCL puts a device's root complex under: the raw sysfs
+ * numa_node (-1 included, which NCCL groups as one node), else what the
+ * locality says; a locality spanning several nodes stands for itself.
+ */
+static int nccl_cpu(const struct aff_topo *t, const struct aff_dev *d)
+{
+	if (d->numa_raw != INT_MIN)
+		return d->numa_raw;
+	if (d->loc >= 0 && t->loc[d->loc].known && t->loc[d->loc].numa >= 0)
+		return t->loc[d->loc].numa;
+	if (d->loc >= 0 && t->loc[d->loc].known)
+		return -2 - d->loc;
+	return -1;
+}
+
+enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b)
+{
+	const struct aff_dev *da = &t->dev[a], *db = &t->dev[b];
+	enum aff_path sw;
+
+	if (da->hostbridge >= 0 && da->hostbridge == db->hostbridge) {
+		sw = switch_class(t, a, b, true);
+		return sw != AFF_PATH_NONE ? sw : AFF_PATH_PHB;
+	}
+	if (t->src == AFF_SRC_NCCL)
+		return AFF_PATH_SYS;
+	/* NCCL has one CPU node per NUMA node, every root complex below it. */
+	return nccl_cpu(t, da) == nccl_cpu(t, db) ? AFF_PATH_PHB : AFF_PATH_SYS;
 }

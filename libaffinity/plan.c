@@ -9,8 +9,8 @@
 #include "gpu_ident.h"
 #include "plan.h"
 
-static int add_warning(struct aff_plan *p, const char *id, const char *subject,
-		       const char *message)
+int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,
+		  const char *message)
 {
 	struct aff_warning *w = realloc(p->warn, (p->nwarn + 1) * sizeof(*w));
 
@@ -144,12 +144,12 @@ static int warn_gpu(struct aff_plan *p, const struct aff_rank *rk)
 		snprintf(msg, sizeof(msg),
 			 "GPU %d (%s) has no known NUMA node (sysfs numa_node -1): its CPUs and memory are not narrowed; enable NUMA/SRAT proximity domains for PCIe in the BIOS, or correct the platform's ACPI _PXM",
 			 rk->gpu, g->pci);
-		rc = add_warning(p, "numa-unknown", g->pci, msg);
+		rc = aff_plan_warn(p, "numa-unknown", g->pci, msg);
 	}
 	if (!rc && !rk->rails.n && t->nrail) {
 		snprintf(msg, sizeof(msg), "GPU %d (%s) got no rail NIC",
 			 rk->gpu, g->pci);
-		rc = add_warning(p, "no-rail", g->pci, msg);
+		rc = aff_plan_warn(p, "no-rail", g->pci, msg);
 	}
 	return rc;
 }
@@ -195,7 +195,15 @@ static void plan_free(struct aff_plan *p)
 			free(rk->env[j]);
 		free(rk->env);
 		free(rk->nic_names);
+		free(rk->lost.rail);
+		free(rk->nccl.rail);
+		free(rk->nccl_note);
 	}
+	for (i = 0; i < p->nexcl; i++) {
+		free(p->excl[i].name);
+		free(p->excl[i].message);
+	}
+	free(p->excl);
 	for (i = 0; i < p->nwarn; i++) {
 		free(p->warn[i].id);
 		free(p->warn[i].subject);
@@ -256,6 +264,8 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 		if (!rc)
 			rc = warn_gpu(p, rk);
 	}
+	if (!rc)
+		rc = aff_plan_judge(p);
 out:
 	for (i = 0; i < n; i++) {
 		hwloc_bitmap_free(cpus ? cpus[i] : NULL);

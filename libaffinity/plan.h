@@ -10,6 +10,55 @@ struct aff_rail_set {
 	size_t n;
 };
 
+/* rank.c: how a GPU's NICs rank (see there). */
+enum aff_rank_mode {
+	AFF_RANK_PLAN,		/* the rails the plan may use */
+	AFF_RANK_HW,		/* every rail, left out or not */
+	AFF_RANK_NCCL,		/* what NCCL sees (no down port), in its order */
+	AFF_RANK_MODES,
+};
+
+struct aff_key {
+	bool virt;		/* the NIC has no PCI device */
+	double bw;		/* GB/s, NCCL's figure for the pair */
+	enum aff_path nccl;	/* NCCL's class */
+	enum aff_path path;	/* the PCIe tree's class */
+};
+
+struct aff_cand {
+	int rail;
+	int dist;		/* bridges and CPU hops, the last tie-break */
+	struct aff_key key;
+};
+
+struct aff_buckets {
+	int *start;		/* nkeys + 1 */
+	int *rail;
+};
+
+struct aff_ranker {
+	const struct aff_topo *t;
+	struct aff_buckets by_hb;	/* rails by host bridge */
+	int *all;			/* every rail */
+	double max_cap[AFF_RANK_MODES];	/* the fastest rail (its port and link) */
+};
+
+int aff_ranker_init(struct aff_ranker *rk, const struct aff_topo *t);
+void aff_ranker_fini(struct aff_ranker *rk);
+/*
+ * The rails (of mode) that rank best for the GPU at dev index gdev, all tied:
+ * *out (free it) gets *n of them, none when the mode has no rail.
+ */
+int aff_rank_best(const struct aff_ranker *rk, int gdev, enum aff_rank_mode mode,
+		  struct aff_cand **out, size_t *n);
+void aff_pair_key(const struct aff_topo *t, int gdev, int rail, struct aff_key *k,
+		  int *dist);
+/* <0 when a ranks before b, 0 tied, >0 after, in mode's order. */
+int aff_key_cmp(const struct aff_key *a, const struct aff_key *b,
+		enum aff_rank_mode mode);
+/* "port-down", "slow"; NULL for AFF_EXCL_NONE. */
+const char *aff_excl_name(enum aff_excl e);
+
 struct aff_warning {
 	char *id;
 	char *subject;
@@ -26,6 +75,19 @@ struct aff_rank {
 	char *mems_str;
 	char **env;		/* NULL-terminated */
 	char **nic_names;	/* per rail: name, else PCI address */
+	/* plan_judge.c */
+	struct aff_rail_set lost;	/* left-out rails ranking above the primary */
+	struct aff_rail_set nccl;	/* what NCCL ranks best on its own */
+	char *nccl_note;		/* why the primary is not among them, or NULL */
+};
+
+/* A NIC the plan leaves out: one per rail port, and exclude-nic's. */
+struct aff_excluded {
+	char *name;		/* RDMA device, interface or PCI address */
+	char pci[16];
+	int port;		/* 0 when unknown */
+	const char *reason;	/* "port-down", "slow", "config" */
+	char *message;
 };
 
 struct aff_plan {
@@ -36,7 +98,22 @@ struct aff_plan {
 	size_t nrank;
 	struct aff_warning *warn;
 	size_t nwarn;
+	struct aff_excluded *excl;
+	size_t nexcl;
 };
+
+/* plan.c */
+int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,
+		  const char *message);
+/*
+ * plan_judge.c: after the rails are assigned, what the plan leaves out and
+ * where it parts from NCCL's own choice: each rank's lost, nccl and
+ * nccl_note, the plan's excl, and a warning for a GPU whose nearest NIC is
+ * left out.
+ */
+int aff_plan_judge(struct aff_plan *p);
+/* "mlx5_0", else the netdev, else the PCI address. */
+const char *aff_rail_label(const struct aff_topo *t, int rail);
 
 /*
  * Give each of the n GPUs (indices in topo->gpus) its rails: the rails at

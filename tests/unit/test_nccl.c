@@ -98,8 +98,8 @@ static void test_nets(void **state)
 		"   " GPU("02:00")
 		"   <pci busid=\"0000:03:00.0\" class=\"0x020700\">\n"
 		"    <nic>\n"
-		"     <net name=\"mlx5_0\" port=\"1\" guid=\"0x1\" speed=\"200000\"/>\n"
-		"     <net name=\"mlx5_0\" port=\"2\" guid=\"0x1\"/>\n"
+		"     <net name=\"mlx5_0\" port=\"1\" guid=\"0x98039b0300a1b2c3\" speed=\"200000\"/>\n"
+		"     <net name=\"mlx5_0\" port=\"2\" guid=\"0x98039b0300a1b2c3\"/>\n"
 		"    </nic>\n"
 		"   </pci>\n"
 		"   <pci busid=\"0000:04:00.0\" class=\"0x020000\">\n"
@@ -118,12 +118,45 @@ static void test_nets(void **state)
 			rdma++;
 			assert_string_equal(t->rail[i].name, "mlx5_0");
 			ports |= 1u << t->rail[i].port;
+			/* speed is Mb/s; the port without one stays unknown. */
+			assert_true(t->rail[i].rate == (t->rail[i].port == 1 ? 200 : 0));
 		} else {
 			assert_string_equal(t->rail[i].name, "eth0");
 		}
 	}
 	assert_int_equal(rdma, 2);
 	assert_int_equal(ports, 6);
+	aff_topo_unref(t);
+}
+
+static void test_net_kinds(void **state)
+{
+	/*
+	 * What NCCL's own writers put in guid: a verbs device's node GUID, the
+	 * device index for a socket net (a docker veth here) and for AWS's OFI
+	 * plugin, whose EFA says gdr="1".
+	 */
+	struct aff_topo *t = load_text(*state,
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"0\" affinity=\"0000ffff\">\n"
+		"  <pci busid=\"0000:01:00.0\" class=\"0x060400\">\n"
+		"   " GPU("02:00")
+		"   <pci busid=\"0000:03:00.0\" class=\"0x020000\">\n"
+		"    <nic><net name=\"rdmap3s0\" dev=\"0\" guid=\"0\" gdr=\"1\"/></nic>\n"
+		"   </pci>\n"
+		"   <pci busid=\"0000:04:00.0\" class=\"0x020700\">\n"
+		"    <nic><net name=\"mlx5_2\" dev=\"2\" guid=\"0x98039b0300a1b2c3\" gdr=\"0\"/></nic>\n"
+		"   </pci>\n"
+		"  </pci>\n"
+		"  <nic><net name=\"veth608058c\" dev=\"1\" speed=\"10000\" guid=\"0x1\" gdr=\"0\"/></nic>\n"
+		" </cpu>\n"
+		"</system>\n");
+
+	assert_int_equal(aff_topo_nic_count(t), 3);
+	assert_true(t->rail[fx_rail(t, "rdmap3s0")].rdma);
+	assert_true(t->rail[fx_rail(t, "mlx5_2")].rdma);
+	assert_false(t->rail[fx_rail(t, "veth608058c")].rdma);
+	assert_true(t->rail[fx_rail(t, "veth608058c")].rate == 10);
 	aff_topo_unref(t);
 }
 
@@ -329,6 +362,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_switch_nesting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_net_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nic_without_net, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multi_host, setup, teardown),

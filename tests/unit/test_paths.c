@@ -119,12 +119,15 @@ static void test_unknown_numa(void **state)
 	expect_path(t, "04:00.0", "mlx5_0", AFF_PATH_PIX);
 	expect_path(t, "85:00.0", "mlx5_1", AFF_PATH_PIX);
 	/*
-	 * Across root complexes both have the whole machine as locality, the
-	 * same CPU affinity, which nvidia-smi reads as NODE (the shared
-	 * topologies' EXPECTED.md pairs JUROPA3's -1 locality that way).
+	 * Across root complexes both have the whole machine as locality: the
+	 * same CPU affinity, but nothing proves one NUMA node (DESIGN.md:
+	 * NODE needs one and the same single node), so SYS. NCCL puts every
+	 * numa_node -1 device under one CPU: PHB.
 	 */
-	expect_path(t, "04:00.0", "mlx5_1", AFF_PATH_NODE);
-	expect_path(t, "84:00.0", "mlx5_0", AFF_PATH_NODE);
+	expect_path(t, "04:00.0", "mlx5_1", AFF_PATH_SYS);
+	expect_path(t, "84:00.0", "mlx5_0", AFF_PATH_SYS);
+	assert_int_equal(aff_nccl_path_between(t, t->gpus[fx_gpu(t, "04:00.0")],
+					       t->rail[fx_rail(t, "mlx5_1")].dev), AFF_PATH_PHB);
 	aff_topo_unref(t);
 }
 
