@@ -93,6 +93,29 @@ static void print_text(struct json_object *doc, int details)
 
 		printf("warning: %s: %s\n", rb_jstr(w, "id"), rb_jstr(w, "message"));
 	}
+	/* Where the plan parts from what NCCL would pick on its own: one line. */
+	for (i = 0; i < json_object_array_length(ranks); i++) {
+		struct json_object *r = json_object_array_get_idx(ranks, i);
+		const char *note = rb_jstr(rb_jget(r, "nccl"), "note");
+
+		if (note)
+			printf("note: rank %s (GPU %s): %s\n", rb_jstr(r, "local_rank"),
+			       rb_jstr(rb_jget(r, "gpu"), "pci"), note);
+	}
+}
+
+/* Every NIC the plan leaves out, once, on stderr (stdout may be JSON). */
+static void say_excluded(struct json_object *doc)
+{
+	struct json_object *ex = rb_jget(doc, "excluded");
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(ex); i++) {
+		struct json_object *e = json_object_array_get_idx(ex, i);
+
+		rb_error("plan: left out (%s): %s", rb_jstr(e, "reason"),
+			 rb_jstr(e, "message"));
+	}
 }
 
 int cmd_plan(int argc, char **argv)
@@ -154,6 +177,7 @@ int cmd_plan(int argc, char **argv)
 		return RB_EXIT_FAIL;
 	}
 	doc = aff_plan_to_json(plan);
+	say_excluded(doc);
 	rc = rb_emit(doc, &o, print_text);
 	aff_plan_unref(plan);
 	aff_topo_unref(topo);

@@ -6,7 +6,11 @@
 #  2. for each machine of expected-pairs.txt (from EXPECTED.md), the plan
 #     gives each GPU that primary rail, at that class, on that NUMA node,
 #     tied rails are shared out evenly, and ranks' CPU sets are disjoint
-#     and inside the GPU's NUMA node.
+#     and inside the GPU's NUMA node;
+#  3. on every file, each rank's primary rail is one NCCL ranks best for its
+#     GPU on its own (the plan's nccl.nics), or the plan says why not in
+#     one line naming a virtual interface; no rail the plan leaves out is
+#     planned; every left-out NIC is named once on stderr.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -32,10 +36,29 @@ while read -r f; do
 		"$RAILBIND" $cmd --json -i "$f" > "$tmp/out" 2> "$tmp/err"
 		rc=$?
 		if [ $rc -eq 0 ]; then
-			if jq -e '.schema | startswith("railbind.")' "$tmp/out" > /dev/null 2>&1 && [ ! -s "$tmp/err" ]; then
+			nexcl=0
+			[ $cmd = plan ] && nexcl=$(jq '.excluded | length' "$tmp/out" 2>/dev/null)
+			if jq -e '.schema | startswith("railbind.")' "$tmp/out" > /dev/null 2>&1 &&
+			   [ "$(wc -l < "$tmp/err")" -eq "$nexcl" ] &&
+			   ! grep -qv '^railbind: plan: left out (' "$tmp/err"; then
 				ok
 			else
-				bad "$cmd $f: exit 0 without a railbind JSON document"
+				bad "$cmd $f: exit 0 without a railbind JSON document, or stderr: $(head -c 300 "$tmp/err")"
+			fi
+			[ $cmd = plan ] || continue
+			# 3. NCCL's own choice, or a note; never a left-out NIC.
+			jq -r '.ranks[] | select(.nics | length > 0) |
+				select((.nics[0].name // .nics[0].pci) as $n | (.nccl.nics | index($n)) == null) |
+				select((.nccl.note // "") | test("virtual interface with no PCI device") | not) |
+				"GPU \(.gpu.pci): \(.nics[0].name // .nics[0].pci) is not NCCL'"'"'s \(.nccl.nics) and no note says why"' \
+				"$tmp/out" > "$tmp/nccl"
+			jq -r '(.excluded | map([.name, .port])) as $x | .ranks[] | .nics[] |
+				[.name // .pci, .port] as $n | select($x | index([$n])) |
+				"\($n[0]) is left out but planned"' "$tmp/out" >> "$tmp/nccl"
+			if [ -s "$tmp/nccl" ]; then
+				bad "plan $f: $(head -n 3 "$tmp/nccl" | tr '\n' ';')"
+			else
+				ok
 			fi
 		elif [ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
 		     grep -qF "$f" "$tmp/err"; then
