@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The NIC checks: nic-port-down (a planned rail's RDMA port not ACTIVE, or
- * slower than the other planned rails) and nic-shared (more GPUs than rails
- * under one PCIe switch: information, AWS p4d is built that way).
+ * The NIC checks: nic-port-down (a GPU's nearest RDMA port not ACTIVE, so
+ * left out of the plan, or a planned rail slower than the others) and
+ * nic-shared (more GPUs than rails under one PCIe switch: information, AWS
+ * p4d is built that way).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,49 +21,99 @@ static int *planned_rails(const struct aff_audit *a)
 
 	if (!used)
 		return NULL;
+	/* Rails are the plan's: ranks never get a left-out one. */
 	for (k = 0; k < a->plan->nrank; k++)
 		for (r = 0; r < a->plan->rank[k].rails.n; r++)
 			used[a->plan->rank[k].rails.rail[r]] = 1;
 	return used;
 }
 
-static int port_finding(struct aff_audit *a, int r, int best)
+/* The GPUs whose nearest rail r is, left out of their plan (plan_judge.c). */
+static struct json_object *losers(const struct aff_audit *a, int r, const char **first)
+{
+	struct json_object *gpus = json_object_new_array();
+	size_t k, i;
+
+	*first = NULL;
+	for (k = 0; k < a->plan->nrank; k++) {
+		const struct aff_rank *rk = &a->plan->rank[k];
+
+		for (i = 0; i < rk->lost.n; i++)
+			if (rk->lost.rail[i] == r) {
+				const char *pci = a->topo->dev[a->topo->gpus[rk->gpu]].pci;
+
+				if (!*first)
+					*first = pci;
+				json_object_array_add(gpus, json_object_new_string(pci));
+			}
+	}
+	return gpus;
+}
+
+/* Gb/s as an integer when it is one (400), else 2.5; null when unknown. */
+static struct json_object *gbps(double v)
+{
+	if (!(v > 0))
+		return NULL;
+	if (v == (double)(int)v)
+		return json_object_new_int((int)v);
+	return json_object_new_double(v);
+}
+
+static int port_finding(struct aff_audit *a, int r, double best)
 {
 	const struct aff_topo *t = a->topo;
 	const struct aff_rail *rl = &t->rail[r];
-	const char *pci = t->dev[rl->dev].pci, *name = aff_audit_rail_name(t, r);
+	const char *pci = t->dev[rl->dev].pci, *name = aff_audit_rail_name(t, r), *gpu;
 	const char *devs[2] = { pci, NULL };
-	struct json_object *ev = json_object_new_object();
+	struct json_object *ev = json_object_new_object(), *gpus = losers(a, r, &gpu);
+	int port = rl->port > 0 ? rl->port : 1;
 
 	json_object_object_add(ev, "nic", json_object_new_string(name));
 	json_object_object_add(ev, "port", json_object_new_int(rl->port));
 	json_object_object_add(ev, "state", rl->port_state ?
 			       json_object_new_string(rl->port_state) : NULL);
-	json_object_object_add(ev, "rate", rl->rate ? json_object_new_int(rl->rate) : NULL);
-	json_object_object_add(ev, "peer_rate", best ? json_object_new_int(best) : NULL);
-	if (rl->port_state && strcmp(rl->port_state, "ACTIVE"))
+	json_object_object_add(ev, "rate", gbps(rl->rate));
+	json_object_object_add(ev, "peer_rate", gbps(best));
+	json_object_object_add(ev, "gpus", gpus);
+	if (rl->excl == AFF_EXCL_DOWN)
 		return aff_audit_add(a, "nic-port-down", AFF_SEV_FAIL, name, devs, ev,
-				     "check the cable, the switch port and the subnet manager (ibstat, ibportstate); ranks on this rail cannot reach the network",
-				     "RDMA port %s/%d (%s) is %s, not ACTIVE", name, rl->port,
-				     pci, rl->port_state);
+				     "check the cable, the switch port and the subnet manager (ibstat, ibportstate); until then the plan gives its GPUs a farther rail",
+				     "RDMA port %s/%d (%s) is %s, not ACTIVE: the nearest rail of GPU %s%s, which NCCL cannot use",
+				     name, port, pci, rl->port_state, gpu ? gpu : "-",
+				     json_object_array_length(gpus) > 1 ? " and others" : "");
 	return aff_audit_add(a, "nic-port-down", AFF_SEV_WARN, name, devs, ev,
 			     "check the cable and the switch port speed (ibstat): the slowest rail paces every all-reduce",
-			     "RDMA port %s/%d (%s) runs at %d Gb/s, other rails at %d Gb/s", name,
-			     rl->port, pci, rl->rate, best);
+			     "RDMA port %s/%d (%s) runs at %g Gb/s, other rails at %g Gb/s", name,
+			     port, pci, rl->rate, best);
 }
 
+/*
+ * A port that is not ACTIVE is left out of the plan (rank.c); it is a
+ * failure when it was some GPU's nearest rail. A spare port nobody needs
+ * (the second port of a card, not cabled) is no finding. A planned rail
+ * slower than the other planned ones is a warning.
+ */
 static int check_ports(struct aff_audit *a)
 {
 	const struct aff_topo *t = a->topo;
 	bool any = false;
-	int *used, best = 0, rc = 0;
-	size_t r;
+	int *used, *lost, rc = 0;
+	double best = 0;
+	size_t r, k, i;
 
 	if (!a->plan)
 		return aff_audit_undecided(a, "nic-port-down", "no GPU or accelerator");
 	used = planned_rails(a);
-	if (!used)
+	lost = calloc(t->nrail ? t->nrail : 1, sizeof(*lost));
+	if (!used || !lost) {
+		free(used);
+		free(lost);
 		return -ENOMEM;
+	}
+	for (k = 0; k < a->plan->nrank; k++)
+		for (i = 0; i < a->plan->rank[k].lost.n; i++)
+			lost[a->plan->rank[k].lost.rail[i]] = 1;
 	for (r = 0; r < t->nrail; r++)
 		if (used[r] && t->rail[r].rdma && t->rail[r].port_state &&
 		    !strcmp(t->rail[r].port_state, "ACTIVE") && t->rail[r].rate > best)
@@ -70,13 +121,15 @@ static int check_ports(struct aff_audit *a)
 	for (r = 0; r < t->nrail && !rc; r++) {
 		const struct aff_rail *rl = &t->rail[r];
 
-		if (!used[r] || !rl->rdma || !rl->port_state)
+		if (!rl->rdma || !rl->port_state || (!used[r] && !lost[r]))
 			continue;
 		any = true;
-		if (strcmp(rl->port_state, "ACTIVE") || (rl->rate && rl->rate < best))
+		if ((lost[r] && rl->excl == AFF_EXCL_DOWN) ||
+		    (used[r] && rl->rate > 0 && rl->rate < best))
 			rc = port_finding(a, (int)r, best);
 	}
 	free(used);
+	free(lost);
 	if (rc < 0)
 		return rc;
 	if (!any)

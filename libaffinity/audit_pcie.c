@@ -42,6 +42,9 @@ static int check_paths(struct aff_audit *a)
 
 		if (aff_audit_pair(a, k, &p) < 0 || p.nic < 0 || p.path <= AFF_PATH_PXB)
 			continue;
+		/* Its nearest rail is there but left out: nic-port-down's finding. */
+		if (a->plan->rank[k].lost.n)
+			continue;
 		cls = aff_path_name(p.path);
 		devs[0] = t->dev[p.gpu].pci;
 		devs[1] = t->dev[p.nic].pci;
