@@ -2,7 +2,8 @@
 /*
  * Live discovery: hwloc loads the node, then sysfs and PCI config space fill in what
  * hwloc does not record (negotiated vs. capable link, raw numa_node, IOMMU domain type,
- * ACS control, RDMA port state, peer-memory support) as Railbind* info attributes.
+ * ACS control, PCIe port type, RDMA port state and rate, peer-memory support) as
+ * Railbind* info attributes.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -388,6 +389,93 @@ unreadable:
 	return 0;
 }
 
+/* RailbindPortType's word for a PCIe device/port type; NULL where it has none. */
+static const char *port_word(int type, bool bridge)
+{
+	switch (type) {
+	case AFF_PCI_EXP_ENDPOINT:
+		return "endpoint";
+	case AFF_PCI_EXP_LEGACY_END:
+		return "legacy";
+	case AFF_PCI_EXP_ROOT_PORT:
+		return "root";
+	case AFF_PCI_EXP_UPSTREAM:
+		return "upstream";
+	case AFF_PCI_EXP_DOWNSTREAM:
+		return "downstream";
+	case AFF_PCI_EXP_PCIE_PCI_BRIDGE:
+	case AFF_PCI_EXP_PCI_PCIE_BRIDGE:
+		return "bridge";
+	case AFF_PCI_EXP_RC_END:
+		return "rciep";
+	case -ENOENT:
+		/* Conventional PCI: a bridge is a bridge, an endpoint says nothing. */
+		return bridge ? "bridge" : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* The module's type= word (kmod/ABI.md) as RailbindPortType's. */
+static const char *kmod_port_word(const char *type)
+{
+	static const char *const map[][2] = {
+		{ "root_port", "root" }, { "upstream", "upstream" },
+		{ "downstream", "downstream" }, { "endpoint", "endpoint" },
+		{ "legacy_endpoint", "legacy" }, { "rc_endpoint", "rciep" },
+		{ "pcie_pci_bridge", "bridge" }, { "pci_pcie_bridge", "bridge" },
+		{ "pci_bridge", "bridge" },
+	};
+	size_t i;
+
+	for (i = 0; type && i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(type, map[i][0]))
+			return map[i][1];
+	return NULL;
+}
+
+static const char *port_type_from_kmod(const struct annotator *an, const char *bdf)
+{
+	const struct aff_kmod_rec *rec;
+	size_t i = 0;
+
+	if (!an->kmod)
+		return NULL;
+	while ((rec = aff_kmod_snapshot_next(an->kmod, "dev", &i)))
+		if (aff_kmod_rec_get(rec, "pci") && !strcmp(aff_kmod_rec_get(rec, "pci"), bdf))
+			return kmod_port_word(aff_kmod_rec_get(rec, "type"));
+	return NULL;
+}
+
+/*
+ * PCIe port type, which tells a switch's upstream port from the root and
+ * downstream ports around it. Config space has it for root (the capability
+ * list lies past the 64 bytes others may read), else the module; else the
+ * attribute is left out and the model counts switches by NCCL's rule.
+ */
+static int annotate_port_type(struct annotator *an, hwloc_obj_t obj, const char *dev,
+			      const char *bdf)
+{
+	uint8_t cfg[AFF_PCICFG_STD_SIZE];
+	char path[PATH_MAX];
+	const char *word = NULL;
+	size_t got = 0;
+	off_t size = 0;
+	int type;
+
+	if (has_info(obj, AFF_INFO_PORT_TYPE))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/config", dev) < (int)sizeof(path) &&
+	    read_config(path, cfg, sizeof(cfg), &got, &size) == 0) {
+		type = aff_pcicfg_port_type(cfg, got);
+		if (type != -ENODATA && type != -EIO)
+			word = port_word(type, aff_pcicfg_is_bridge(cfg, got) == 1);
+	}
+	if (!word)
+		word = port_type_from_kmod(an, bdf);
+	return word ? add_info(obj, AFF_INFO_PORT_TYPE, word) : 0;
+}
+
 /* RailbindUnreadable="acs,link,...": the audit says which checks it could not decide. */
 static int add_unreadable(hwloc_obj_t obj, unsigned bits)
 {
@@ -416,11 +504,12 @@ static int annotate_pci(struct annotator *an, hwloc_obj_t obj)
 {
 	const struct hwloc_pcidev_attr_s *pci = obj->type == HWLOC_OBJ_BRIDGE ?
 		&obj->attr->bridge.upstream.pci : &obj->attr->pcidev;
-	char dev[PATH_MAX];
+	char dev[PATH_MAX], bdf[16];
 	int ret;
 
-	ret = mkpath(an, dev, sizeof(dev), "/sys/bus/pci/devices/%04x:%02x:%02x.%01x",
-		     pci->domain, pci->bus, pci->dev, pci->func);
+	snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.%01x", pci->domain, pci->bus, pci->dev,
+		 pci->func);
+	ret = mkpath(an, dev, sizeof(dev), "/sys/bus/pci/devices/%s", bdf);
 	if (ret < 0)
 		return ret;
 	an->unreadable = 0;
@@ -431,6 +520,8 @@ static int annotate_pci(struct annotator *an, hwloc_obj_t obj)
 		ret = annotate_iommu(an, obj, dev);
 	if (!ret && obj->type == HWLOC_OBJ_BRIDGE)
 		ret = annotate_acs(an, obj, dev);
+	if (!ret)
+		ret = annotate_port_type(an, obj, dev, bdf);
 	if (!ret && an->unreadable)
 		ret = add_unreadable(obj, an->unreadable);
 	return ret;

@@ -26,6 +26,8 @@
 #define AFF_INFO_NUMA_NODE		"RailbindNumaNode"
 #define AFF_INFO_IOMMU_GROUP_TYPE	"RailbindIOMMUGroupType"
 #define AFF_INFO_ACS_CTL		"RailbindACSCtl"
+/* root, upstream, downstream, endpoint, legacy, rciep, bridge */
+#define AFF_INFO_PORT_TYPE		"RailbindPortType"
 #define AFF_INFO_PORT_STATE_FMT		"RailbindPort%uState"	/* on OpenFabrics OSDevs */
 #define AFF_INFO_PORT_RATE_FMT		"RailbindPort%uRate"
 #define AFF_INFO_PEER_MEMORY		"RailbindPeerMemory"	/* on the Machine */

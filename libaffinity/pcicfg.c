@@ -73,3 +73,51 @@ int aff_pcicfg_read_acs(const uint8_t *cfg, size_t len, uint16_t *cap, uint16_t 
 		*ctl = rd16(cfg + pos + AFF_PCI_ACS_CTRL);
 	return 0;
 }
+
+/* Conventional header offsets (PCI local bus spec 6.1) */
+#define PCI_STATUS		0x06u
+#define PCI_STATUS_CAP_LIST	0x10u
+#define PCI_HEADER_TYPE		0x0eu
+#define PCI_CAPABILITY_LIST	0x34u
+#define PCI_CAP_FIRST		0x40u
+
+int aff_pcicfg_is_bridge(const uint8_t *cfg, size_t len)
+{
+	if (!cfg)
+		return -EINVAL;
+	if (len <= PCI_HEADER_TYPE)
+		return -ENODATA;
+	return (cfg[PCI_HEADER_TYPE] & 0x7f) == 1;
+}
+
+int aff_pcicfg_port_type(const uint8_t *cfg, size_t len)
+{
+	/* One bit per dword of the capability area, 0x40-0xff. */
+	uint8_t seen[(AFF_PCICFG_STD_SIZE - PCI_CAP_FIRST) / 4 / 8] = { 0 };
+	size_t pos;
+
+	if (!cfg)
+		return -EINVAL;
+	if (len > AFF_PCICFG_STD_SIZE)
+		len = AFF_PCICFG_STD_SIZE;
+	if (len < PCI_CAPABILITY_LIST + 1)
+		return -ENODATA;
+	if (rd32(cfg) == 0xffffffffu)
+		return -EIO;
+	if (!(rd16(cfg + PCI_STATUS) & PCI_STATUS_CAP_LIST))
+		return -ENOENT;
+	/* The low two bits of every capability pointer are reserved. */
+	for (pos = cfg[PCI_CAPABILITY_LIST] & 0xfcu; pos >= PCI_CAP_FIRST;
+	     pos = cfg[pos + 1] & 0xfcu) {
+		size_t slot = (pos - PCI_CAP_FIRST) / 4;
+
+		if (pos + 4 > len)
+			return -ENODATA;
+		if (seen[slot / 8] & (1u << (slot % 8)))
+			return -ENOENT;
+		seen[slot / 8] |= (uint8_t)(1u << (slot % 8));
+		if (cfg[pos] == AFF_PCI_CAP_ID_EXP)
+			return (rd16(cfg + pos + 2) >> 4) & 0xf;
+	}
+	return -ENOENT;
+}

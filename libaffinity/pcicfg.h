@@ -35,4 +35,30 @@ int aff_pcicfg_find_ext_cap(const uint8_t *cfg, size_t len, uint16_t cap_id);
 /* Read the ACS capability and control registers; either out pointer may be NULL. */
 int aff_pcicfg_read_acs(const uint8_t *cfg, size_t len, uint16_t *cap, uint16_t *ctl);
 
+#define AFF_PCI_CAP_ID_EXP	0x10u	/* PCI Express capability */
+
+/* Device/port types of the PCI Express capability (PCIe base spec 7.5.3.2) */
+enum {
+	AFF_PCI_EXP_ENDPOINT = 0x0,
+	AFF_PCI_EXP_LEGACY_END = 0x1,
+	AFF_PCI_EXP_ROOT_PORT = 0x4,
+	AFF_PCI_EXP_UPSTREAM = 0x5,
+	AFF_PCI_EXP_DOWNSTREAM = 0x6,
+	AFF_PCI_EXP_PCIE_PCI_BRIDGE = 0x7,
+	AFF_PCI_EXP_PCI_PCIE_BRIDGE = 0x8,
+	AFF_PCI_EXP_RC_END = 0x9,
+	AFF_PCI_EXP_RC_EC = 0xa,
+};
+
+/*
+ * The device/port type (AFF_PCI_EXP_*) from the PCI Express capability in the
+ * conventional space's capability list. -ENOENT: no such capability (a
+ * conventional PCI function); -ENODATA: the buffer stops before it (an
+ * unprivileged read of sysfs "config" returns 64 bytes); -EIO: all ones.
+ * The walk stops on a pointer below 0x40, one past @len, or a revisited one.
+ */
+int aff_pcicfg_port_type(const uint8_t *cfg, size_t len);
+/* Whether the header is a PCI-to-PCI bridge's (type 1); -ENODATA if too short. */
+int aff_pcicfg_is_bridge(const uint8_t *cfg, size_t len);
+
 #endif /* AFF_PCICFG_H */

@@ -508,6 +508,60 @@ static void kmod_loaded_without_version(void **state)
 	assert_info(hwloc_get_root_obj(fx->topo), AFF_INFO_KMOD, "unknown");
 }
 
+/* A config space with the PCI Express capability saying @type. */
+static void put_port_config(const char *root, const char *bdf, int type, size_t len)
+{
+	uint8_t cfg[256] = { 0 };
+	char rel[256];
+
+	cfg[0] = 0x86;
+	cfg[1] = 0x80;
+	cfg[0x06] = 0x10;		/* status: capability list */
+	cfg[0x0e] = 0x01;		/* PCI-to-PCI bridge header */
+	cfg[0x34] = 0x40;
+	cfg[0x40] = 0x10;		/* PCI Express */
+	cfg[0x42] = (uint8_t)(0x02 | type << 4);
+	snprintf(rel, sizeof(rel), "sys/bus/pci/devices/%s/config", bdf);
+	put_bytes(root, rel, cfg, len);
+}
+
+static void port_types(void **state)
+{
+	struct fixture *fx = *state;
+	hwloc_obj_t port1, port2, gpu;
+
+	/* Port 1 readable: a root port. Port 2 gives 64 bytes: the module says. */
+	put_port_config(fx->dir, PORT1, 0x4, 256);
+	put_port_config(fx->dir, PORT2, 0x4, 64);
+	put(fx->dir, "dev/railbind",
+	    "railbind format=1 version=0.3.1\n"
+	    "dev pci=" PORT2 " kind=bridge type=downstream acs_ctl=-\n"
+	    "dev pci=" GPU " kind=gpu type=endpoint acs_ctl=-\n"
+	    "end records=4\n");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	port1 = pci_obj(fx->topo, PORT1);
+	port2 = pci_obj(fx->topo, PORT2);
+	gpu = pci_obj(fx->topo, GPU);
+	assert_info(port1, AFF_INFO_PORT_TYPE, "root");
+	assert_info(port2, AFF_INFO_PORT_TYPE, "downstream");
+	/* No config file for the GPU here: the module's word. */
+	assert_info(gpu, AFF_INFO_PORT_TYPE, "endpoint");
+	/* The NIC: neither config space nor a module record. */
+	assert_info(pci_obj(fx->topo, NIC), AFF_INFO_PORT_TYPE, NULL);
+}
+
+static void port_type_conventional(void **state)
+{
+	struct fixture *fx = *state;
+	uint8_t cfg[256] = { 0x86, 0x80 };
+
+	/* A bridge header without a capability list: conventional PCI. */
+	cfg[0x0e] = 0x01;
+	put_bytes(fx->dir, "sys/bus/pci/devices/" PORT1 "/config", cfg, sizeof(cfg));
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	assert_info(pci_obj(fx->topo, PORT1), AFF_INFO_PORT_TYPE, "bridge");
+}
+
 /* Peer memory decision on a fresh root holding only what each case names. */
 static const char *peer_memory_for(const char *const *files)
 {
@@ -944,6 +998,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(missing_files_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(partial_missing_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(kmod_loaded_without_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(port_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(port_type_conventional, setup, teardown),
 		cmocka_unit_test(peer_memory_decision),
 		cmocka_unit_test(annotate_bad_args),
 		cmocka_unit_test_setup_teardown(snapshot_roundtrip, setup, teardown),

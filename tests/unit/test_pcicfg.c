@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -248,6 +249,101 @@ static void random_chains(void **state)
 	}
 }
 
+/* A conventional header whose capability list holds PCIe type @type at 0x60. */
+static uint8_t *with_pcie_cap(size_t len, int type, bool bridge)
+{
+	uint8_t *cfg = cfg_new(256);
+	uint8_t *out;
+
+	put32(cfg, 0, 0x80861234);
+	put16(cfg, 0x06, 0x0010);		/* status: capability list */
+	cfg[0x0e] = bridge ? 0x01 : 0x00;
+	cfg[0x34] = 0x40;
+	cfg[0x40] = 0x01;			/* power management */
+	cfg[0x41] = 0x61;			/* reserved low bits set: 0x60 */
+	cfg[0x60] = 0x10;			/* PCI Express */
+	cfg[0x61] = 0x00;
+	put16(cfg, 0x62, (uint16_t)(0x0002 | type << 4));
+	out = cfg_new(len);
+	memcpy(out, cfg, len);
+	free(cfg);
+	return out;
+}
+
+static void port_types(void **state)
+{
+	static const int types[] = { 0x0, 0x1, 0x4, 0x5, 0x6, 0x7, 0x8, 0x9, 0xa };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		uint8_t *cfg = with_pcie_cap(256, types[i], types[i] >= 4 && types[i] <= 8);
+
+		assert_int_equal(aff_pcicfg_port_type(cfg, 256), types[i]);
+		assert_int_equal(aff_pcicfg_is_bridge(cfg, 256), types[i] >= 4 && types[i] <= 8);
+		free(cfg);
+	}
+}
+
+static void port_type_limits(void **state)
+{
+	uint8_t *cfg;
+
+	(void)state;
+	/* What an unprivileged reader gets: the pointer, not the list. */
+	cfg = with_pcie_cap(64, AFF_PCI_EXP_UPSTREAM, true);
+	assert_int_equal(aff_pcicfg_port_type(cfg, 64), -ENODATA);
+	assert_int_equal(aff_pcicfg_is_bridge(cfg, 64), 1);
+	free(cfg);
+	/* Cut inside the PCIe capability itself. */
+	cfg = with_pcie_cap(0x62, AFF_PCI_EXP_UPSTREAM, true);
+	assert_int_equal(aff_pcicfg_port_type(cfg, 0x62), -ENODATA);
+	free(cfg);
+	assert_int_equal(aff_pcicfg_is_bridge(NULL, 0), -EINVAL);
+	assert_int_equal(aff_pcicfg_port_type(NULL, 256), -EINVAL);
+	cfg = cfg_new(4);
+	assert_int_equal(aff_pcicfg_is_bridge(cfg, 4), -ENODATA);
+	free(cfg);
+
+	/* No capability list: conventional PCI. */
+	cfg = with_pcie_cap(256, AFF_PCI_EXP_UPSTREAM, true);
+	put16(cfg, 0x06, 0);
+	assert_int_equal(aff_pcicfg_port_type(cfg, 256), -ENOENT);
+	/* A list without the PCIe capability, then one looping on itself. */
+	put16(cfg, 0x06, 0x0010);
+	cfg[0x41] = 0x00;
+	assert_int_equal(aff_pcicfg_port_type(cfg, 256), -ENOENT);
+	cfg[0x41] = 0x40;
+	assert_int_equal(aff_pcicfg_port_type(cfg, 256), -ENOENT);
+	/* A pointer into the header is the end of the list. */
+	cfg[0x41] = 0x3c;
+	assert_int_equal(aff_pcicfg_port_type(cfg, 256), -ENOENT);
+	/* Device gone. */
+	memset(cfg, 0xff, 256);
+	assert_int_equal(aff_pcicfg_port_type(cfg, 256), -EIO);
+	free(cfg);
+}
+
+/* Random lists: never a read past the buffer, never a loop. */
+static void port_type_random(void **state)
+{
+	unsigned seed = 12;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2000; round++) {
+		size_t len = 48 + (size_t)(rand_r(&seed) % 260), k;
+		uint8_t *cfg = cfg_new(len);
+		int r;
+
+		for (k = 0; k < len; k++)
+			cfg[k] = (uint8_t)rand_r(&seed);
+		r = aff_pcicfg_port_type(cfg, len);
+		assert_true(r == -ENOENT || r == -ENODATA || r == -EIO || (r >= 0 && r <= 15));
+		free(cfg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +362,9 @@ int main(void)
 		cmocka_unit_test(oversized_buffer_is_clamped),
 		cmocka_unit_test(null_buffer),
 		cmocka_unit_test(random_chains),
+		cmocka_unit_test(port_types),
+		cmocka_unit_test(port_type_limits),
+		cmocka_unit_test(port_type_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
