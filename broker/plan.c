@@ -31,7 +31,8 @@ static void usage(FILE *f)
 		rb_prog);
 }
 
-/* "mlx5_0(PIX),mlx5_3(PIX)": a rank's rails, primary first. */
+/* "mlx5_0(PIX),mlx4_0:2(PIX)": a rank's rails, primary first, the port when
+ * it is not the first. */
 static void nic_list(struct json_object *r, char *buf, size_t len)
 {
 	struct json_object *nics;
@@ -41,10 +42,12 @@ static void nic_list(struct json_object *r, char *buf, size_t len)
 	json_object_object_get_ex(r, "nics", &nics);
 	for (i = 0; i < json_object_array_length(nics) && used < len; i++) {
 		struct json_object *n = json_object_array_get_idx(nics, i);
-		const char *name = rb_jstr(n, "name");
+		const char *name = rb_jstr(n, "name"), *port = rb_jstr(n, "port");
+		bool other_port = port && strcmp(port, "1");
 
-		used += (size_t)snprintf(buf + used, len - used, "%s%s(%s)",
+		used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s(%s)",
 					 i ? "," : "", name ? name : rb_jstr(n, "pci"),
+					 other_port ? ":" : "", other_port ? port : "",
 					 rb_jstr(n, "path"));
 	}
 	if (!*buf)

@@ -75,12 +75,8 @@ double aff_rail_bw(const struct aff_topo *t, int rail)
 {
 	const struct aff_rail *r = &t->rail[rail];
 
-	if (r->rate > 0)
-		return r->rate / 8;
-	/* A <net> of an NCCL file without a speed: NCCL assumes 10 Gb/s. */
-	if (t->src == AFF_SRC_NCCL && r->name)
-		return 10.0 / 8;
-	return INFINITY;
+	/* An NCCL file without a speed leaves it to NCCL's net plugin. */
+	return r->rate > 0 ? r->rate / 8 : INFINITY;
 }
 
 /* Whether x is on dev's chain of NCCL switches. */

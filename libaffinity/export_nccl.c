@@ -19,9 +19,12 @@
  *  - every NUMA node gets a <cpu>, even one without GPU or NIC, so that the
  *    file holds all of the node's CPUs (affinity "00000000" for CPU-less
  *    memory nodes);
- *  - a switch is written only where the model has one (hwloc's bridges, an
- *    NCCL file's nested <pci>): a source without bridges gives devices right
- *    under their <cpu>, never an invented switch;
+ *  - a switch is written only where the model has one (an upstream port by
+ *    its port type or NCCL's own rule, switches.c; an NCCL file's nested
+ *    <pci>): a source without bridges gives devices right under their
+ *    <cpu>, never an invented switch;
+ *  - link_speed and link_width are the link's maxima (the smaller of the
+ *    device's and its port's), as NCCL writes them, not the current state;
  *  - several root complexes of one NUMA node share its <cpu>: NCCL has no
  *    NODE class, their devices are PHB to each other (DESIGN.md);
  *  - a device below a switch goes where the switch is, in its <cpu>, even
@@ -32,7 +35,8 @@
  *    order); gdr only where the peer-memory support is known;
  *  - net: name, dev (the rail's index; NCCL renumbers it after its plugin),
  *    port, speed (Mb/s), guid, gdr when known; maxconn, coll and latency
- *    are the plugin's and are left to it;
+ *    are the plugin's and are left to it; a port known not to be ACTIVE is
+ *    left out, as NCCL's own files leave it (its IB transport skips it);
  *  - the host name, cores, SMT siblings, caches and netdev names have no
  *    place in the format and are lost.
  */
@@ -114,34 +118,31 @@ static char *cpumask(hwloc_const_bitmap_t set)
 	return s;
 }
 
-/* hwloc sources: the object the model's PCI device came from. */
-static hwloc_obj_t hw_pci(const struct aff_topo *t, const struct aff_dev *d)
+/*
+ * The link as NCCL writes it: the smaller of the device's and its parent
+ * port's maximum speed and width (what the link can do, which an idle GPU's
+ * current state hides); the current link where the maximum is unknown.
+ */
+static void link_of(const struct aff_topo *t, const struct aff_dev *d, double *speed,
+		    int *width)
 {
-	hwloc_obj_t o = NULL;
+	const struct aff_dev *p = d->parent >= 0 ? &t->dev[d->parent] : NULL;
 
-	if (!t->hw || !d->pci[0])
-		return NULL;
-	while ((o = hwloc_get_next_pcidev(t->hw, o)))
-		if (o->attr->pcidev.domain == d->domain &&
-		    o->attr->pcidev.bus == d->bus &&
-		    o->attr->pcidev.dev == d->devno &&
-		    o->attr->pcidev.func == d->func)
-			return o;
-	while ((o = hwloc_get_next_bridge(t->hw, o))) {
-		const struct hwloc_pcidev_attr_s *p = &o->attr->bridge.upstream.pci;
-
-		if (o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI &&
-		    p->domain == d->domain && p->bus == d->bus && p->dev == d->devno &&
-		    p->func == d->func)
-			return o;
-	}
-	return NULL;
+	*speed = d->link_speed_cap > 0 ? d->link_speed_cap : d->link_speed;
+	*width = d->link_width_cap > 0 ? d->link_width_cap : d->link_width;
+	if (!p || p->type != AFF_DEV_BRIDGE || d->link_speed_cap <= 0)
+		return;
+	if (p->link_speed_cap > 0 && p->link_speed_cap < *speed)
+		*speed = p->link_speed_cap;
+	if (p->link_width_cap > 0 && p->link_width_cap < *width)
+		*width = p->link_width_cap;
 }
 
 static int pci_attrs(const struct xout *x, xmlNode *n, const struct aff_dev *d)
 {
-	hwloc_obj_t o = hw_pci(x->t, d);
 	int rc = sets(n, "busid", d->pci);
+	double speed;
+	int width;
 
 	if (d->class_id >= 0)
 		rc |= setf(n, "class", "0x%04x00", d->class_id);
@@ -152,20 +153,17 @@ static int pci_attrs(const struct xout *x, xmlNode *n, const struct aff_dev *d)
 		rc |= setf(n, "vendor", "0x%04x", d->vendor);
 	if (d->device >= 0)
 		rc |= setf(n, "device", "0x%04x", d->device);
-	if (o) {
-		const struct hwloc_pcidev_attr_s *p = o->type == HWLOC_OBJ_BRIDGE ?
-			&o->attr->bridge.upstream.pci : &o->attr->pcidev;
-
-		if (p->subvendor_id || p->subdevice_id) {
-			rc |= setf(n, "subsystem_vendor", "0x%04x", p->subvendor_id);
-			rc |= setf(n, "subsystem_device", "0x%04x", p->subdevice_id);
-		}
+	/* NCCL tells Broadcom's two-level switches by their subsystem. */
+	if (d->subvendor > 0 || d->subdevice > 0) {
+		rc |= setf(n, "subsystem_vendor", "0x%04x", d->subvendor > 0 ? d->subvendor : 0);
+		rc |= setf(n, "subsystem_device", "0x%04x", d->subdevice > 0 ? d->subdevice : 0);
 	}
+	link_of(x->t, d, &speed, &width);
 	/* NCCL's own spelling, the key of its kvDictPciGen. */
-	if (d->link_speed > 0)
-		rc |= setf(n, "link_speed", "%.1f GT/s PCIe", d->link_speed);
-	if (d->link_width > 0)
-		rc |= setf(n, "link_width", "%d", d->link_width);
+	if (speed > 0)
+		rc |= setf(n, "link_speed", "%.1f GT/s PCIe", speed);
+	if (width > 0)
+		rc |= setf(n, "link_width", "%d", width);
 	return rc ? -ENOMEM : 0;
 }
 
@@ -205,8 +203,9 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 		const struct aff_rail *rl = &t->rail[r];
 		xmlNode *net;
 
-		/* A rail known by its PCI address only: the <pci> says enough. */
-		if (rl->dev != dev || !rl->name)
+		/* A rail known by its PCI address only: the <pci> says enough. A
+		 * port not ACTIVE is no net of NCCL's (nor in the files it writes). */
+		if (rl->dev != dev || !rl->name || rl->excl == AFF_EXCL_DOWN)
 			continue;
 		if (!nic && !(nic = child(parent, "nic")))
 			return -ENOMEM;
@@ -222,7 +221,9 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 		/* Written only when known: the importer takes a GUID for RDMA. */
 		if (rl->guid)
 			rc |= setf(net, "guid", "0x%llx", rl->guid);
-		if (gdr >= 0)
+		if (rl->gdr >= 0)
+			rc |= setf(net, "gdr", "%d", rl->gdr);
+		else if (gdr >= 0)
 			rc |= setf(net, "gdr", "%d", rl->rdma ? gdr : 0);
 	}
 	return rc ? -ENOMEM : 0;
@@ -322,7 +323,8 @@ static int plan_output(struct xout *x)
 	for (k = 0; k < t->ngpu; k++)
 		x->keep[t->gpus[k]] = true;
 	for (k = 0; k < t->nrail; k++)
-		x->keep[t->rail[k].dev] = true;
+		if (t->rail[k].excl != AFF_EXCL_DOWN)
+			x->keep[t->rail[k].dev] = true;
 	/* The switches the model's classes count (switches.c), NCCL's <pci>. */
 	for (k = 0; k < t->ndev; k++) {
 		if (!x->keep[k] || t->dev[k].type != AFF_DEV_ENDPOINT)
@@ -374,6 +376,22 @@ static const char *nccl_arch(const char *uname_m)
 	return NULL;
 }
 
+/* An NCCL file's own CPU kind, as it said it. */
+static int nccl_cpu_ids(const struct aff_topo *t, xmlNode *n)
+{
+	int rc = 0;
+
+	if (t->cpu_arch)
+		rc |= sets(n, "arch", t->cpu_arch);
+	if (t->cpu_vendor)
+		rc |= sets(n, "vendor", t->cpu_vendor);
+	if (t->cpu_family >= 0)
+		rc |= setf(n, "familyid", "%d", t->cpu_family);
+	if (t->cpu_model >= 0)
+		rc |= setf(n, "modelid", "%d", t->cpu_model);
+	return rc ? -ENOMEM : 0;
+}
+
 /* arch, vendor, familyid, modelid from hwloc, when the source has them. */
 static int cpu_ids(const struct aff_topo *t, xmlNode *n, int numaid)
 {
@@ -382,7 +400,7 @@ static int cpu_ids(const struct aff_topo *t, xmlNode *n, int numaid)
 	int rc = 0;
 
 	if (!t->hw)
-		return 0;
+		return nccl_cpu_ids(t, n);
 	v = hwloc_obj_get_info_by_name(hwloc_get_root_obj(t->hw), "Architecture");
 	arch = v ? nccl_arch(v) : NULL;
 	if (arch)

@@ -121,9 +121,16 @@ static struct json_object *nccl_json(const struct aff_plan *p, const struct aff_
 	struct json_object *nics = json_object_new_array();
 	size_t i;
 
-	for (i = 0; i < rk->nccl.n; i++)
-		json_object_array_add(nics, json_object_new_string(
-			aff_rail_label(t, rk->nccl.rail[i])));
+	for (i = 0; i < rk->nccl.n; i++) {
+		const struct aff_rail *r = &t->rail[rk->nccl.rail[i]];
+		struct json_object *n = json_object_new_object();
+
+		add(n, "pci", str_or_null(t->dev[r->dev].pci));
+		add(n, "name", str_or_null(r->name));
+		add(n, "netdev", str_or_null(t->dev[r->dev].netdev));
+		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		json_object_array_add(nics, n);
+	}
 	add(o, "nics", nics);
 	add(o, "path", rk->nccl.n ? path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
 				    t->rail[rk->nccl.rail[0]].dev)) : NULL);

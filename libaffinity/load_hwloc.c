@@ -499,11 +499,10 @@ static int load_cpus(struct aff_topo *t)
 	}
 	hwloc_bitmap_copy(t->all_cpus, hwloc_get_root_obj(hw)->cpuset);
 	o = hwloc_get_obj_by_type(hw, HWLOC_OBJ_PACKAGE, 0);
-	t->intercpu_bw = aff_intercpu_bw(info(hwloc_get_root_obj(hw), "Architecture"),
-					 o ? info(o, "CPUVendor") : NULL,
-					 o ? info_int(o, "CPUFamilyNumber", -1) : -1,
-					 o ? info_int(o, "CPUModelNumber", -1) : -1);
-	return 0;
+	return aff_topo_set_cpu(t, info(hwloc_get_root_obj(hw), "Architecture"),
+				o ? info(o, "CPUVendor") : NULL,
+				o ? info_int(o, "CPUFamilyNumber", -1) : -1,
+				o ? info_int(o, "CPUModelNumber", -1) : -1);
 }
 
 /* "gpu=A nic=B route=R maps=N bytes=N" (the module's peer record keys). */

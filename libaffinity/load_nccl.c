@@ -136,14 +136,15 @@ static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 		free(name);
 		free(port);
 		free(guid);
-		free(gdr);
 		if (r >= 0) {
 			l->t->rail[r].guid = g;
+			l->t->rail[r].gdr = gdr ? atoi(gdr) != 0 : -1;
 			/* Mb/s; NCCL reads 0 or -1 as "not said". */
 			if (speed && strtod(speed, NULL) > 0)
 				l->t->rail[r].rate = strtod(speed, NULL) / 1000;
 		}
 		free(speed);
+		free(gdr);
 		if (r < 0)
 			return r;
 		l->t->rail[r].listed = true;
@@ -315,19 +316,19 @@ static int unknown_numa(struct nccl_load *l, hwloc_bitmap_t cpus,
 	return 0;
 }
 
-/* What NCCL assumes between two <cpu>s of this one's kind. */
-static double cpu_link_bw(const struct nccl_load *l, const xmlNode *n)
+/* The CPU kind, which sets what NCCL assumes between two <cpu>s. */
+static int cpu_kind(const struct nccl_load *l, const xmlNode *n)
 {
 	char *arch = attr(l, n, "arch"), *vendor = attr(l, n, "vendor");
 	char *family = attr(l, n, "familyid"), *model = attr(l, n, "modelid");
-	double bw = aff_intercpu_bw(arch, vendor, family ? atoi(family) : -1,
-				    model ? atoi(model) : -1);
+	int rc = aff_topo_set_cpu(l->t, arch, vendor, family ? atoi(family) : -1,
+				  model ? atoi(model) : -1);
 
 	free(arch);
 	free(vendor);
 	free(family);
 	free(model);
-	return bw;
+	return rc;
 }
 
 static int walk_cpu(struct nccl_load *l, const xmlNode *n)
@@ -365,9 +366,9 @@ static int walk_cpu(struct nccl_load *l, const xmlNode *n)
 		goto out;
 	l->t->loc[loc].known = known;
 	l->t->dev[hb].loc = loc;
-	if (!l->t->intercpu_bw)
-		l->t->intercpu_bw = cpu_link_bw(l, n);
-	rc = walk_children(l, n, hb);
+	rc = l->t->cpu_arch || l->t->cpu_vendor ? 0 : cpu_kind(l, n);
+	if (!rc)
+		rc = walk_children(l, n, hb);
 out:
 	free(numaid);
 	free(aff);

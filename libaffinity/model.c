@@ -49,6 +49,7 @@ struct aff_topo *aff_topo_alloc(struct aff_ctx *ctx, enum aff_src src,
 	t->source = strdup(source ? source : "live");
 	t->all_cpus = hwloc_bitmap_alloc();
 	t->all_nodes = hwloc_bitmap_alloc();
+	t->cpu_family = t->cpu_model = -1;
 	if (!t->source || !t->all_cpus || !t->all_nodes) {
 		aff_topo_unref(t);
 		return NULL;
@@ -126,6 +127,7 @@ int aff_topo_add_rail(struct aff_topo *t, int dev, const char *name, int port,
 	t->rail[i].dev = dev;
 	t->rail[i].port = port;
 	t->rail[i].rdma = rdma;
+	t->rail[i].gdr = -1;
 	if (name && !(t->rail[i].name = strdup(name)))
 		return -ENOMEM;
 	return i;
@@ -156,6 +158,17 @@ int aff_topo_add_core(struct aff_topo *t, hwloc_const_bitmap_t pus, int cache)
 	t->core[i].pus = hwloc_bitmap_dup(pus);
 	t->core[i].cache = cache;
 	return t->core[i].pus ? i : -ENOMEM;
+}
+
+int aff_topo_set_cpu(struct aff_topo *t, const char *arch, const char *vendor,
+		     int family, int model)
+{
+	if ((arch && !(t->cpu_arch = strdup(arch))) ||
+	    (vendor && !(t->cpu_vendor = strdup(vendor))))
+		return -ENOMEM;
+	t->cpu_family = family;
+	t->cpu_model = model;
+	return 0;
 }
 
 int aff_dev_set_pci(struct aff_dev *d, const char *busid)
@@ -308,6 +321,8 @@ int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 		rc = aff_find_switches(t);
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "%s: %s", t->source, strerror(-rc));
+	t->intercpu_bw = aff_intercpu_bw(t->cpu_arch, t->cpu_vendor, t->cpu_family,
+					 t->cpu_model);
 	aff_mark_excluded(t);
 	return 0;
 }
@@ -345,6 +360,8 @@ static void topo_free(struct aff_topo *t)
 	free(t->host);
 	free(t->peer_memory);
 	free(t->kmod);
+	free(t->cpu_arch);
+	free(t->cpu_vendor);
 	free(t->peer);
 	free(t->nvml);
 	free(t->rocm_smi);

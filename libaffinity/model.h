@@ -124,6 +124,7 @@ struct aff_rail {
 	bool rdma;		/* false for an Ethernet NIC made a rail */
 	bool listed;		/* the source names it a collective network */
 	bool included;		/* include-nic names it */
+	int gdr;		/* an NCCL file's gdr= (GPUDirect), -1 not said */
 	enum aff_excl excl;
 	unsigned long long guid;	/* node GUID, 0 when unknown */
 };
@@ -170,6 +171,9 @@ struct aff_topo {
 
 	struct aff_dropped *dropped;	/* exclude-nic's, for the plan to name */
 	size_t ndropped;
+	/* The CPU kind NCCL reads (arch, vendor, family, model): NULL / -1. */
+	char *cpu_arch, *cpu_vendor;
+	int cpu_family, cpu_model;
 	double intercpu_bw;	/* GB/s NCCL assumes between sockets, 0 unknown */
 
 	char *peer_memory;	/* RailbindPeerMemory, NULL when unknown */
@@ -193,6 +197,9 @@ int aff_topo_add_numa(struct aff_topo *t, unsigned os_index,
 		      hwloc_const_bitmap_t cpuset);
 int aff_topo_add_core(struct aff_topo *t, hwloc_const_bitmap_t pus, int cache);
 int aff_dev_set_pci(struct aff_dev *d, const char *busid);
+/* The CPU kind (each may be NULL / -1); set once, by the loader. */
+int aff_topo_set_cpu(struct aff_topo *t, const char *arch, const char *vendor,
+		     int family, int model);
 /* Classify, order and compute paths once every device is in. */
 int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen);
 

@@ -146,12 +146,18 @@ enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 }
 
 /*
- * The CPU node NCCL puts a device's root complex under: the raw sysfs
- * numa_node (-1 included, which NCCL groups as one node), else what the
- * locality says; a locality spanning several nodes stands for itself.
+ * The CPU node NCCL puts a device under: the raw sysfs numa_node (-1
+ * included, which NCCL groups as one node) of the top of its chain, the node
+ * NCCL hangs from the CPU, else what that one's locality says; a locality
+ * spanning several nodes stands for itself.
  */
-static int nccl_cpu(const struct aff_topo *t, const struct aff_dev *d)
+static int nccl_cpu(const struct aff_topo *t, int dev)
 {
+	const struct aff_dev *d;
+
+	while (t->dev[dev].nccl_up >= 0)
+		dev = t->dev[dev].nccl_up;
+	d = &t->dev[dev];
 	if (d->numa_raw != INT_MIN)
 		return d->numa_raw;
 	if (d->loc >= 0 && t->loc[d->loc].known && t->loc[d->loc].numa >= 0)
@@ -173,5 +179,5 @@ enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b)
 	if (t->src == AFF_SRC_NCCL)
 		return AFF_PATH_SYS;
 	/* NCCL has one CPU node per NUMA node, every root complex below it. */
-	return nccl_cpu(t, da) == nccl_cpu(t, db) ? AFF_PATH_PHB : AFF_PATH_SYS;
+	return nccl_cpu(t, a) == nccl_cpu(t, b) ? AFF_PATH_PHB : AFF_PATH_SYS;
 }
