@@ -43,6 +43,7 @@ static int expand_switches(struct rb_machine *m, struct rb_node *n)
 			}
 			up->kind = RB_BRIDGE;
 			up->switch_up = true;
+			up->ptype = "upstream";
 			up->acs = -1;
 			up->child = up->last = NULL;
 			if (!up->vendor) {
@@ -63,6 +64,8 @@ static int expand_switches(struct rb_machine *m, struct rb_node *n)
 					ds->capwidth = c->capwidth;
 					rb_node_append(ds, c);
 				}
+				if (!ds->ptype)
+					ds->ptype = "downstream";
 				if (ds->acs < 0)
 					ds->acs = acs;
 				if (!ds->vendor) {
@@ -107,6 +110,13 @@ static void fill_defaults(struct rb_node *n, const char *iommu)
 		}
 		if (n->kind == RB_BRIDGE && !n->class_id)
 			n->class_id = 0x0604;
+		/* A bridge line right below a host bridge is a root port; any
+		 * other, not from a switch, bridges to conventional PCI. */
+		if (n->kind == RB_BRIDGE && !n->ptype)
+			n->ptype = n->parent && n->parent->kind == RB_HOSTBRIDGE ? "root" :
+									       "bridge";
+		if (n->kind != RB_BRIDGE && n->kind != RB_HOSTBRIDGE && !n->ptype)
+			n->ptype = "endpoint";
 		if (n->kind == RB_BRIDGE && !n->rev)
 			n->rev = n->vendor == 0x1000 ? 0xb0 : 0x04;
 		fill_defaults(n->child, io);

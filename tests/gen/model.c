@@ -52,7 +52,9 @@ struct rb_node *rb_node_new(struct rb_machine *m, enum rb_kind kind, int line)
 	n->mig = -1;
 	n->c2c = -1;
 	n->port = 1;
-	n->state = 4;
+	n->nports = 1;
+	for (int i = 0; i < RB_MAX_PORTS; i++)
+		n->state[i] = 4;
 	n->gpu_index = -1;
 	m->nr_nodes++;
 	return n;
@@ -98,6 +100,7 @@ void rb_machine_free(struct rb_machine *m)
 	free(m->hostname);
 	free(m->peer_memory);
 	free(m->kmod);
+	free(m->cpu_vendor);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -28,7 +28,7 @@ static struct rb_node *endpoint(struct rb_machine *m, struct rb_node *sw, enum r
 	n->vendor = kind == RB_GPU ? 0x10de : 0x15b3;
 	n->device = kind == RB_GPU ? 0x2330 : 0x1021;
 	n->rev = kind == RB_GPU ? 0xa1 : 0x00;
-	n->rate = 400;
+	n->rate[0] = 400;
 	rb_node_append(sw, n);
 	return n;
 }

@@ -119,6 +119,58 @@ static int nvlink_spec(const char *v)
 	return total >= 1 && total <= 18 ? 0 : -1;
 }
 
+static const char *const port_types[] = { "root", "upstream", "downstream", "bridge", NULL };
+
+static const char *port_type_lookup(const char *v)
+{
+	for (int i = 0; port_types[i]; i++)
+		if (!strcmp(v, port_types[i]))
+			return port_types[i];
+	return NULL;
+}
+
+/* "a,b,c" of at most RB_MAX_PORTS items, each through one(); the count, or -1. */
+static int parse_each(char *val, int *out, int (*one)(const char *, int *))
+{
+	int n = 0;
+
+	for (char *item = strtok(val, ","); item; item = strtok(NULL, ",")) {
+		if (n == RB_MAX_PORTS || one(item, &out[n]))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+static int one_state(const char *s, int *out)
+{
+	static const char *const st[] = { "", "DOWN", "INIT", "ARMED", "ACTIVE" };
+
+	for (int i = 1; i < 5; i++)
+		if (!strcasecmp(s, st[i])) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+static int one_rate(const char *s, int *out)
+{
+	long v;
+
+	if (parse_int(s, 1, 100000, &v))
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* A list of one value applies to every port. */
+static void fill_list(int *v, int n)
+{
+	for (int i = n; i < RB_MAX_PORTS; i++)
+		v[i] = v[0];
+}
+
 static const char *const iommu_types[] = { "identity", "DMA", "DMA-FQ", "blocked",
 					    "unmanaged", NULL };
 
@@ -145,14 +197,15 @@ static const char *allowed_keys(enum rb_kind k)
 	case RB_HOSTBRIDGE:
 		return "numa domain bus iommu";
 	case RB_BRIDGE:
+		return "type acs link linkcap vendor device subvendor subdevice rev numa-raw iommu";
 	case RB_SWITCH:
-		return "acs link linkcap vendor device rev numa-raw iommu";
+		return "acs link linkcap vendor device subvendor subdevice rev numa-raw iommu";
 	case RB_GPU:
-		return "vendor device class rev link linkcap numa-raw iommu uuid minor nvlink mig mig-devices c2c";
+		return "vendor device subvendor subdevice class rev link linkcap numa-raw iommu uuid minor nvlink mig mig-devices c2c";
 	case RB_NIC:
-		return "name netdev port state rate eth vendor device class rev link linkcap numa-raw iommu";
+		return "name netdev port ports state rate eth vendor device subvendor subdevice class rev link linkcap numa-raw iommu";
 	case RB_DEV:
-		return "class vendor device rev link linkcap numa-raw iommu";
+		return "class vendor device subvendor subdevice rev link linkcap numa-raw iommu";
 	}
 	return "";
 }
@@ -224,6 +277,16 @@ static int set_opt(struct ctx *c, struct rb_node *n, const char *key, const char
 	} else if (!strcmp(key, "device")) {
 		if (parse_hex(val, 4, &n->device))
 			goto bad;
+	} else if (!strcmp(key, "subvendor")) {
+		if (parse_hex(val, 4, &n->subvendor))
+			goto bad;
+	} else if (!strcmp(key, "subdevice")) {
+		if (parse_hex(val, 4, &n->subdevice))
+			goto bad;
+	} else if (!strcmp(key, "type")) {
+		n->ptype = port_type_lookup(val);
+		if (!n->ptype)
+			goto bad;
 	} else if (!strcmp(key, "class")) {
 		if (parse_hex(val, 4, &n->class_id))
 			goto bad;
@@ -241,23 +304,35 @@ static int set_opt(struct ctx *c, struct rb_node *n, const char *key, const char
 		free(n->netdev);
 		n->netdev = rb_xstrdup(val);
 	} else if (!strcmp(key, "port")) {
-		if (parse_int(val, 1, 255, &v))
+		if (parse_int(val, 1, 255 - RB_MAX_PORTS, &v))
 			goto bad;
 		n->port = (int)v;
+	} else if (!strcmp(key, "ports")) {
+		if (parse_int(val, 1, RB_MAX_PORTS, &v))
+			goto bad;
+		n->nports = (int)v;
 	} else if (!strcmp(key, "state")) {
-		static const char *const st[] = { "", "DOWN", "INIT", "ARMED", "ACTIVE" };
-		int i;
+		char list[256];
+		int k;
 
-		for (i = 1; i < 5; i++)
-			if (!strcasecmp(val, st[i]))
-				break;
-		if (i == 5)
+		snprintf(list, sizeof(list), "%s", val);
+		k = parse_each(list, n->state, one_state);
+		if (k < 0)
 			goto bad;
-		n->state = i;
+		if (k == 1)
+			fill_list(n->state, 1);
+		n->nstate = k;
 	} else if (!strcmp(key, "rate")) {
-		if (parse_int(val, 1, 100000, &v))
+		char list[256];
+		int k;
+
+		snprintf(list, sizeof(list), "%s", val);
+		k = parse_each(list, n->rate, one_rate);
+		if (k < 0)
 			goto bad;
-		n->rate = (int)v;
+		if (k == 1)
+			fill_list(n->rate, 1);
+		n->nrate = k;
 	} else if (!strcmp(key, "uuid")) {
 		if (strncmp(val, "GPU-", 4) || strlen(val) > 80)
 			goto bad;
@@ -293,9 +368,11 @@ bad:
 			"GT/LANES such as 16.0/16, lanes 1 2 4 8 12 16 32" :
 	       !strcmp(key, "numa") || !strcmp(key, "numa-raw") ? "a NUMA node number or -1" :
 	       !strcmp(key, "iommu") ? "identity, DMA, DMA-FQ, blocked or unmanaged" :
-	       !strcmp(key, "state") ? "ACTIVE, DOWN, INIT or ARMED" :
+	       !strcmp(key, "state") ? "ACTIVE, DOWN, INIT or ARMED, or a comma list of them, one per port" :
+	       !strcmp(key, "type") ? "root, upstream, downstream or bridge" :
 	       !strcmp(key, "bus") || !strcmp(key, "rev") ? "up to 2 hex digits" :
-	       !strcmp(key, "port") || !strcmp(key, "rate") ? "a positive number" :
+	       !strcmp(key, "rate") ? "Gb/s, or a comma list of them, one per port" :
+	       !strcmp(key, "port") || !strcmp(key, "ports") ? "a positive number (ports: at most 8)" :
 	       !strcmp(key, "uuid") ? "GPU-... (at most 80 characters)" :
 	       !strcmp(key, "minor") ? "a device minor 0-255" :
 	       !strcmp(key, "nvlink") ?
@@ -353,9 +430,30 @@ static int parse_machine(struct ctx *c, char **tok, int ntok)
 		} else if (!strcmp(tok[i], "kmod")) {
 			free(m->kmod);
 			m->kmod = rb_xstrdup(val);
+		} else if (!strcmp(tok[i], "cpu")) {
+			char vendor[32];
+			int fam, model, n = 0;
+
+			if (sscanf(val, "%31[A-Za-z]:%d:%d%n", vendor, &fam, &model, &n) != 3 ||
+			    val[n] || fam < 0 || model < 0) {
+				rb_err(m, c->line,
+				       "bad cpu '%s' (expected VENDOR:FAMILY:MODEL, e.g. GenuineIntel:6:143)",
+				       val);
+				return -1;
+			}
+			free(m->cpu_vendor);
+			m->cpu_vendor = rb_xstrdup(vendor);
+			m->cpu_family = fam;
+			m->cpu_model = model;
+		} else if (!strcmp(tok[i], "port-types")) {
+			if (strcmp(val, "yes") && strcmp(val, "no")) {
+				rb_err(m, c->line, "bad port-types '%s' (expected yes or no)", val);
+				return -1;
+			}
+			m->no_port_types = !strcmp(val, "no");
 		} else {
 			rb_err(m, c->line,
-			       "unknown option '%s' for machine (expected hostname, peer-memory, kmod)",
+			       "unknown option '%s' for machine (expected hostname, peer-memory, kmod, cpu, port-types)",
 			       tok[i]);
 			return -1;
 		}
@@ -528,8 +626,16 @@ static int parse_io(struct ctx *c, enum rb_kind kind, char **tok, int ntok,
 			n->device = n->vendor == 0x15b3 ? 0x1021 : 0x0001;
 		if (!n->class_id)
 			n->class_id = n->eth ? 0x0200 : 0x0207;
-		if (!n->rate)
-			n->rate = 400;
+		if (!n->rate[0]) {
+			n->rate[0] = 400;
+			fill_list(n->rate, 1);
+		}
+		if ((n->nstate > 1 && n->nstate != n->nports) ||
+		    (n->nrate > 1 && n->nrate != n->nports)) {
+			rb_err(m, c->line, "state= and rate= list one value, or one per port (ports=%d)",
+			       n->nports);
+			return -1;
+		}
 		break;
 	case RB_DEV:
 		if (!n->class_id || !n->vendor || !n->device) {

@@ -42,10 +42,13 @@ struct rb_node {
 	int numa;		/* hostbridge locality (NUMA os_index or -1) */
 	int numa_raw;		/* RailbindNumaNode, INT32_MIN = inherit */
 	const char *iommu;	/* RailbindIOMMUGroupType, NULL = inherit */
+	const char *ptype;	/* RailbindPortType, NULL = derive from the tree */
 
-	/* nic */
+	/* nic: ports port .. port + nports - 1, each with its state and rate */
+#define RB_MAX_PORTS 8
 	char *name, *netdev;
-	int port, state, rate;
+	int port, nports, state[RB_MAX_PORTS], rate[RB_MAX_PORTS];
+	int nstate, nrate;	/* list lengths given (0: default) */
 	bool eth;
 	/* gpu */
 	int gpu_index;		/* position in PCI order, for the OSDev name */
@@ -64,6 +67,9 @@ struct rb_machine {
 	char *hostname;
 	char *peer_memory;	/* NULL = derive */
 	char *kmod;
+	bool no_port_types;	/* port-types=no: plain hwloc, no RailbindPortType */
+	char *cpu_vendor;	/* cpu=VENDOR:FAMILY:MODEL, NULL: not said */
+	int cpu_family, cpu_model;
 	int packages, numa_per_package, cores_per_numa, smt, l3_per_numa;
 	int cpuless_numa;
 	bool has_cpus;

@@ -141,6 +141,8 @@ static void pci_infos(struct wr *w, const struct rb_node *n, int d)
 		infof(w, d, "RailbindACSCtl", "0x%04x", (unsigned int)n->acs);
 	infof(w, d, "RailbindNumaNode", "%d", n->numa_raw);
 	info(w, d, "RailbindIOMMUGroupType", n->iommu);
+	if (!w->m->no_port_types && n->ptype)
+		info(w, d, "RailbindPortType", n->ptype);
 }
 
 static void pci_attrs(struct wr *w, const struct rb_node *n)
@@ -205,10 +207,12 @@ static void nic_osdevs(struct wr *w, const struct rb_node *n, int d)
 	      guid >> 32 & 0xffff, guid >> 16 & 0xffff, guid & 0xffff);
 	infof(w, d + 1, "SysImageGUID", "%04llx:%04llx:%04llx:%04llx", guid >> 48,
 	      guid >> 32 & 0xffff, guid >> 16 & 0xffff, guid & 0xffff);
-	snprintf(key, sizeof(key), "Port%dState", n->port);
-	infof(w, d + 1, key, "%d", n->state);
-	snprintf(key, sizeof(key), "RailbindPort%dRate", n->port);
-	infof(w, d + 1, key, "%d", n->rate);
+	for (int p = 0; p < n->nports; p++) {
+		snprintf(key, sizeof(key), "Port%dState", n->port + p);
+		infof(w, d + 1, key, "%d", n->state[p]);
+		snprintf(key, sizeof(key), "RailbindPort%dRate", n->port + p);
+		infof(w, d + 1, key, "%d", n->rate[p]);
+	}
 	indent(w, d);
 	fputs("</object>\n", w->out);
 }
@@ -370,6 +374,8 @@ int rb_write_xml(const struct rb_machine *m, FILE *out)
 	fprintf(out, " allowed_nodeset=\"%s\" gp_index=\"%lu\">\n", fmt_set(&w, w.set, nwords),
 		w.gp++);
 	info(&w, 2, "HostName", m->hostname);
+	if (m->cpu_vendor)
+		info(&w, 2, "Architecture", "x86_64");
 	info(&w, 2, "RailbindGenerator", "rbgen");
 	info(&w, 2, "RailbindPeerMemory", m->peer_memory ? m->peer_memory :
 				any_nvidia(m->roots) ? "nvidia_peermem" : "none");
@@ -383,6 +389,11 @@ int rb_write_xml(const struct rb_machine *m, FILE *out)
 		sets(&w, p * N * C, N * C, p * N, N);
 		fprintf(out, " gp_index=\"%lu\">\n", w.gp++);
 		info(&w, 3, "CPUModel", "rbgen synthetic CPU");
+		if (m->cpu_vendor) {
+			info(&w, 3, "CPUVendor", m->cpu_vendor);
+			infof(&w, 3, "CPUFamilyNumber", "%d", m->cpu_family);
+			infof(&w, 3, "CPUModelNumber", "%d", m->cpu_model);
+		}
 		for (int n = p * N; n < (p + 1) * N; n++) {
 			if (N == 1) {
 				write_numa_contents(&w, n, 3);
