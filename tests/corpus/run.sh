@@ -48,9 +48,10 @@ while read -r f; do
 			[ $cmd = plan ] || continue
 			# 3. NCCL's own choice, or a note; never a left-out NIC.
 			jq -r '.ranks[] | select(.nics | length > 0) |
-				select((.nics[0].name // .nics[0].pci) as $n | (.nccl.nics | index($n)) == null) |
+				select([.nics[0].pci, .nics[0].name, .nics[0].port] as $n |
+					(.nccl.nics | map([.pci, .name, .port]) | index([$n])) == null) |
 				select((.nccl.note // "") | test("virtual interface with no PCI device") | not) |
-				"GPU \(.gpu.pci): \(.nics[0].name // .nics[0].pci) is not NCCL'"'"'s \(.nccl.nics) and no note says why"' \
+				"GPU \(.gpu.pci): \(.nics[0].name // .nics[0].pci) is not NCCL'"'"'s \(.nccl.nics | map(.name // .pci)) and no note says why"' \
 				"$tmp/out" > "$tmp/nccl"
 			jq -r '(.excluded | map([.name, .port])) as $x | .ranks[] | .nics[] |
 				[.name // .pci, .port] as $n | select($x | index([$n])) |

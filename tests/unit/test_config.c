@@ -14,6 +14,7 @@ static void test_good(void **state)
 		"exclude-nic = 0000:aa:00.0\n"
 		"include-nic=enp180s0f0\n"
 		"   ethernet-rails = yes\n"
+		"slow-rails = true\n"
 		"memory-policy = bind\n";
 
 	(void)state;
@@ -31,12 +32,14 @@ static void test_good(void **state)
 	assert_int_equal(c.ninclude, 1);
 	assert_string_equal(c.include_nic[0], "enp180s0f0");
 	assert_true(c.ethernet_rails);
+	assert_true(c.slow_rails);
 	assert_true(c.mem_bind);
 	/* A second file replaces the first. */
 	assert_int_equal(aff_config_parse(&c, "b.conf", "ethernet-rails = no\n", err,
 					  sizeof(err)), 0);
 	assert_int_equal(c.naccel, 0);
 	assert_false(c.ethernet_rails);
+	assert_false(c.slow_rails);
 	assert_false(c.mem_bind);
 	aff_config_clear(&c);
 	/* Empty text is a valid, empty config. */
@@ -84,6 +87,7 @@ static void test_bad(void **state)
 	expect_bad("include-nic =\n", 1, "comma-separated");
 	expect_bad("memory-policy = interleave\n", 1, "preferred|bind");
 	expect_bad("gpu-sharing = sometimes\n", 1, "auto|yes|no");
+	expect_bad("slow-rails = 25\n", 1, "slow-rails = yes|no");
 	/* The error is on the first bad line, not a later one. */
 	expect_bad("ethernet-rails = yes\nx\ny\n", 2, "key = value");
 }
