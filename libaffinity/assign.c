@@ -308,6 +308,9 @@ static int solve_groups(const struct aff_topo *t, const struct gpu_cands *cands,
 	size_t i, c, g, ngroups = n + t->nrail;
 	int rc = 0;
 
+	/* The caller sized w for n + nrail items; a sum that wrapped is no node. */
+	if (ngroups < n)
+		return -EOVERFLOW;
 	for (i = 0; i < ngroups; i++)
 		w->parent[i] = (int)i;
 	for (g = 0; g < n; g++)
