@@ -103,6 +103,16 @@ if jq -e '.checks[] | select(.id == "link-downtrained") | .subject == "0000:04:0
     .evidence.width == 8 and .evidence.width_cap == 16' "$tmp/out" >/dev/null; then ok
 else bad "link-downtrained evidence"; fi
 
+# A GPU's nearest port down fails nic-port-down (the plan's rails and the
+# audit's agree: it is left out); a spare down port of a card whose other
+# port the GPU uses is no finding; gpu-nic-path leaves the GPU to it.
+run --json -i "$FIX/rail-down.xml"
+if [ "$rc" -eq 2 ] &&
+    [ "$(jq -c '[.checks[] | select(.id == "nic-port-down") | [.severity, .subject, .evidence.port, .evidence.gpus]]' "$tmp/out")" = \
+      '[["fail","mlx5_0",1,["0000:04:00.0"]]]' ] &&
+    [ "$(jq '[.checks[] | select(.severity != "ok" and .id != "nic-port-down")] | length' "$tmp/out")" = 0 ]
+then ok; else bad "rail-down: rc=$rc $(jq -c '[.checks[] | select(.severity != "ok") | [.id, .subject]]' "$tmp/out")"; fi
+
 # nic-shared is information: exit 0, severity ok, one per switch.
 run --json -i "$FIX/audit-shared.xml"
 if [ "$rc" -eq 0 ] && [ "$(jq '[.checks[] | select(.id == "nic-shared" and .evidence.gpus == 2 and .evidence.rails == 1)] | length' "$tmp/out")" = 2 ]

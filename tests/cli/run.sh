@@ -134,6 +134,39 @@ jq_check "$tmp/unk.json" 'all(.ranks[]; .gpu.numa == null and .mems == null)' "u
 jq_check "$tmp/unk.json" '[.warnings[] | select(.id == "numa-unknown")] | length == 4' \
 	"numa-unknown warnings"
 
+# NICs left out: each named once on stderr (exit 0), the GPU that lost its
+# nearest one warned with the fix, the live port of a two-port card planned.
+run plan --input "$FIX/rail-down.xml"
+if [ "$rc" -eq 0 ] && [ "$(lines "$tmp/err")" -eq 2 ] &&
+    grep -q '^railbind: plan: left out (port-down): mlx5_0 port 1 (0000:05:00.0) is DOWN, not ACTIVE' "$tmp/err" &&
+    grep -q '^railbind: plan: left out (port-down): mlx4_0 port 1 (0000:15:00.0) is DOWN' "$tmp/err" &&
+    grep -q '^warning: nic-port-down: GPU 0 (0000:04:00.0): its nearest rail mlx5_0 (PIX) has port 1 DOWN.*ibstat mlx5_0' "$tmp/out" &&
+    grep -q ' mlx4_0:2(NODE) ' "$tmp/out" && grep -q ' mlx4_0:2(PIX) ' "$tmp/out"
+then ok; else bad "rail-down: rc=$rc, stderr: $(cat "$tmp/err")"; fi
+run plan --input "$FIX/rail-down.xml" --json
+jq_check "$tmp/out" '[.excluded[] | [.name, .port, .reason]] == [["mlx5_0",1,"port-down"],["mlx4_0",1,"port-down"]]' \
+	"rail-down: excluded in plan --json"
+jq_check "$tmp/out" '.ranks[0].nics[0] | .name == "mlx4_0" and .port == 2 and .path == "NODE" and .nccl_path == "PHB"' \
+	"rail-down: GPU 0 on the live port, NODE here, PHB for NCCL"
+# Where the plan's NIC is not NCCL's own pick: one note line saying why.
+run plan --input "$FIX/slow-near.xml"
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^note: ' "$tmp/out")" -eq 1 ] &&
+    grep -q '^note: rank 1 (GPU 0000:84:00.0): NCCL on its own would pick mlx5_2 (PIX, 6.25 GB/s against 6 GB/s for mlx5_1)' "$tmp/out" &&
+    grep -q '^warning: slow-rail: GPU 1' "$tmp/out" && [ "$(lines "$tmp/err")" -eq 2 ]
+then ok; else bad "slow-near: rc=$rc, note or stderr"; fi
+printf 'slow-rails = yes\n' >"$tmp/slow.conf"
+run plan --input "$FIX/slow-near.xml" --config "$tmp/slow.conf"
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && ! grep -q '^note: ' "$tmp/out" &&
+    grep -q '^1  *1  *0000:84:00.0  *mlx5_2(PIX) ' "$tmp/out"
+then ok; else bad "slow-near with slow-rails = yes: rc=$rc"; fi
+# NCCL's own class where it differs: -d in text, nccl_paths in JSON.
+run topo -d --input "$FIX/bcm-switch.xml"
+if [ "$rc" -eq 0 ] && grep -q '^  GPU0-NIC0: PIX (here PXB)$' "$tmp/out" &&
+    ! grep -q 'GPU1-NIC1' "$tmp/out"; then ok; else bad "topo -d: NCCL's classes"; fi
+run topo --json --input "$FIX/bcm-switch.xml"
+jq_check "$tmp/out" '.paths == [["PXB","SYS"],["SYS","PXB"]] and .nccl_paths == [["PIX","SYS"],["SYS","PXB"]]' \
+	"topo --json: nccl_paths beside paths"
+
 # Text topo: a matrix and a legend naming every class.
 run topo --input "$FIX/dgx-h100.xml"
 if [ "$rc" -eq 0 ] && grep -q '^Legend' "$tmp/out" &&
