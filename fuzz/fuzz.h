@@ -126,6 +126,9 @@ static inline void fuzz_plan(struct aff_topo *t, const struct aff_plan_spec *spe
 					  aff_plan_rank_gpu(p, r)) != 0);
 		for (q = 0; q < aff_plan_rank_nic_count(p, r); q++)
 			FUZZ_CHECK(aff_plan_rank_nic(p, r, q) != NULL);
+		/* A rail left out (port down, slow) is never planned. */
+		for (q = 0; q < p->rank[r].rails.n; q++)
+			FUZZ_CHECK(t->rail[p->rank[r].rails.rail[q]].excl == AFF_EXCL_NONE);
 		FUZZ_CHECK(env != NULL);
 		for (; *env; env++)
 			FUZZ_CHECK(strchr(*env, '=') != NULL);

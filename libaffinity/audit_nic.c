@@ -40,7 +40,8 @@ static struct json_object *losers(const struct aff_audit *a, int r, const char *
 
 		for (i = 0; i < rk->lost.n; i++)
 			if (rk->lost.rail[i] == r) {
-				const char *pci = a->topo->dev[a->topo->gpus[rk->gpu]].pci;
+				const struct aff_topo *t = a->topo;
+				const char *pci = t->dev[t->gpus[rk->gpu]].pci;
 
 				if (!*first)
 					*first = pci;

@@ -93,7 +93,8 @@ static int list_excluded(struct aff_plan *p)
 		if (r->excl == AFF_EXCL_DOWN)
 			snprintf(msg, sizeof(msg),
 				 "%s port %d (%s) is %s, not ACTIVE: NCCL does not use it; check the cable, the switch port and the subnet manager (ibstat %s)",
-				 name, r->port > 0 ? r->port : 1, pci, r->port_state, name);
+				 name, r->port > 0 ? r->port : 1, pci, r->port_state,
+				 name);
 		else if (r->excl == AFF_EXCL_SLOW)
 			snprintf(msg, sizeof(msg),
 				 "%s (%s) runs at %g Gb/s, under a quarter of the fastest rail's %g Gb/s: not a rail (slow-rails = yes in railbind.conf makes it one)",
@@ -114,7 +115,8 @@ static int list_excluded(struct aff_plan *p)
 }
 
 /* A warning for a GPU whose nearest NICs are all left out. */
-static int warn_lost(struct aff_plan *p, const struct aff_rank *rk, const struct aff_key *mine)
+static int warn_lost(struct aff_plan *p, const struct aff_rank *rk,
+		     const struct aff_key *mine)
 {
 	const struct aff_topo *t = p->topo;
 	const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
@@ -133,7 +135,8 @@ static int warn_lost(struct aff_plan *p, const struct aff_rank *rk, const struct
 		snprintf(msg, sizeof(msg),
 			 "GPU %d (%s): its nearest rail %s (%s) has port %d %s, not ACTIVE, so NCCL cannot use it and %s; check the cable, the switch port and the subnet manager (ibstat %s), then plan again",
 			 rk->gpu, g->pci, name, aff_path_name(k.path),
-			 lost->port > 0 ? lost->port : 1, lost->port_state, instead, name);
+			 lost->port > 0 ? lost->port : 1, lost->port_state, instead,
+			 name);
 		return aff_plan_warn(p, "nic-port-down", g->pci, msg);
 	}
 	snprintf(msg, sizeof(msg),
@@ -143,8 +146,8 @@ static int warn_lost(struct aff_plan *p, const struct aff_rank *rk, const struct
 }
 
 /* One line: why the plan's NIC is not the one NCCL would take. */
-static int nccl_note(const struct aff_plan *p, struct aff_rank *rk, const struct aff_cand *n0,
-		     const struct aff_key *mine)
+static int nccl_note(const struct aff_plan *p, struct aff_rank *rk,
+		     const struct aff_cand *n0, const struct aff_key *mine)
 {
 	const struct aff_topo *t = p->topo;
 	const struct aff_rail *r = &t->rail[n0->rail];
@@ -175,7 +178,8 @@ static int nccl_note(const struct aff_plan *p, struct aff_rank *rk, const struct
 	return 0;
 }
 
-static int judge_rank(struct aff_plan *p, const struct aff_ranker *rkr, struct aff_rank *rk)
+static int judge_rank(struct aff_plan *p, const struct aff_ranker *rkr,
+		      struct aff_rank *rk)
 {
 	const struct aff_topo *t = p->topo;
 	int gdev = t->gpus[rk->gpu], rc;
@@ -199,7 +203,8 @@ static int judge_rank(struct aff_plan *p, const struct aff_ranker *rkr, struct a
 		rc = push(&rk->nccl, nccl[i].rail);
 	if (!rc && rk->lost.n)
 		rc = warn_lost(p, rk, &mine);
-	if (!rc && nnccl && rk->rails.n && aff_key_cmp(&nccl[0].key, &mine, AFF_RANK_NCCL) < 0)
+	if (!rc && nnccl && rk->rails.n &&
+	    aff_key_cmp(&nccl[0].key, &mine, AFF_RANK_NCCL) < 0)
 		rc = nccl_note(p, rk, &nccl[0], &mine);
 out:
 	free(hw);

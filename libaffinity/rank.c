@@ -169,7 +169,8 @@ int aff_ranker_init(struct aff_ranker *rk, const struct aff_topo *t)
 
 		rk->all[i] = (int)i;
 		for (m = 0; m < AFF_RANK_MODES; m++)
-			if (in_mode(&t->rail[i], (enum aff_rank_mode)m) && cap > rk->max_cap[m])
+			if (in_mode(&t->rail[i], (enum aff_rank_mode)m) &&
+			    cap > rk->max_cap[m])
 				rk->max_cap[m] = cap;
 	}
 	rc = bucket(&rk->by_hb, t, t->ndev, key_hostbridge);
