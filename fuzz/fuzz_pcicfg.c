@@ -2,7 +2,9 @@
 /*
  * The PCI config-space walker on any dump: the first two bytes pick the
  * capability id, the rest is the config space. A capability it finds lies
- * in the extended space and within the buffer.
+ * in the extended space and within the buffer; a PCIe port type is one of
+ * the 4-bit field's values, and only a buffer reaching past the header has
+ * one.
  */
 #include "pcicfg.h"
 #include "fuzz.h"
@@ -35,6 +37,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(cap == (cfg[pos + 4] | cfg[pos + 5] << 8));
 		FUZZ_CHECK(ctl == (cfg[pos + 6] | cfg[pos + 7] << 8));
 	}
+	pos = aff_pcicfg_port_type(cfg, len);
+	FUZZ_CHECK(pos == -ENOENT || pos == -ENODATA || pos == -EIO || (pos >= 0 && pos <= 15));
+	FUZZ_CHECK(pos < 0 || len > 0x40);
+	pos = aff_pcicfg_is_bridge(cfg, len);
+	FUZZ_CHECK(pos == 0 || pos == 1 || (pos == -ENODATA && len <= 0x0e));
 	FUZZ_CHECK(aff_pcicfg_find_ext_cap(NULL, len, id) == -EINVAL);
 	free(cfg);
 	return 0;
