@@ -151,7 +151,13 @@ static void nic_list(struct json_object *nics, int details)
 		const char *port = rb_jstr(nj, "port"), *state = rb_jstr(nj, "port_state");
 		const char *rate = rb_jstr(nj, "rate"), *excl = rb_jstr(nj, "excluded");
 
-		printf("  NIC%zu: %-10s %s", n, name ? name : "-", pci ? pci : "(no PCI address)");
+		bool other_port = port && strcmp(port, "1");
+		char label[64];
+
+		/* A port past the first is its own rail: mlx4_0:2. */
+		snprintf(label, sizeof(label), "%s%s%s", name ? name : "-", other_port ? ":" : "",
+			 other_port ? port : "");
+		printf("  NIC%zu: %-10s %s", n, label, pci ? pci : "(no PCI address)");
 		if (netdev)
 			printf(" %s", netdev);
 		if (details) {
