@@ -48,7 +48,7 @@ void aff_mark_excluded(struct aff_topo *t)
 	}
 	if (t->ctx->conf.slow_rails)
 		return;
-	/* Under a quarter of the fastest: 25 GbE beside 100 Gb/s and faster. */
+	/* Under a quarter of the fastest: 25 GbE beside 200 Gb/s and faster. */
 	for (i = 0; i < t->nrail; i++) {
 		struct aff_rail *r = &t->rail[i];
 
