@@ -201,7 +201,7 @@ static int cand_dist(const struct gpu_cands *gc, int rail)
 	return -1;
 }
 
-static int push_rail(struct aff_rail_set *s, int rail)
+int aff_rail_set_push(struct aff_rail_set *s, int rail)
 {
 	int *p = realloc(s->rail, (s->n + 1) * sizeof(*p));
 
@@ -252,7 +252,7 @@ static int give_spares(const struct aff_topo *t, const struct gpu_cands *cands,
 				bd = dist[k];
 			}
 		}
-		if (best >= 0 && push_rail(&out[best], (int)r) < 0)
+		if (best >= 0 && aff_rail_set_push(&out[best], (int)r) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -378,7 +378,7 @@ int aff_assign_rails(const struct aff_topo *t, const int *gpu, size_t n,
 		rc = solve_groups(t, cands, n, &w);
 	for (i = 0; i < n && !rc; i++)
 		if (cands[i].n)
-			rc = push_rail(&out[i], w.primary[i]);
+			rc = aff_rail_set_push(&out[i], w.primary[i]);
 	if (!rc)
 		rc = give_spares(t, cands, n, w.load, out);
 	for (i = 0; i < n && !rc; i++)

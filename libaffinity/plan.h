@@ -123,6 +123,8 @@ const char *aff_rail_label(const struct aff_topo *t, int rail);
  */
 int aff_assign_rails(const struct aff_topo *t, const int *gpu, size_t n,
 		     struct aff_rail_set *out);
+/* Append a rail to a set: 0 or -ENOMEM. */
+int aff_rail_set_push(struct aff_rail_set *s, int rail);
 
 /*
  * Split the allowed CPUs between the n GPUs: the GPUs sharing a locality

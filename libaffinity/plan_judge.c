@@ -27,17 +27,6 @@ const char *aff_rail_label(const struct aff_topo *t, int rail)
 	return d->pci[0] ? d->pci : "(no PCI address)";
 }
 
-static int push(struct aff_rail_set *s, int rail)
-{
-	int *p = realloc(s->rail, (s->n + 1) * sizeof(*p));
-
-	if (!p)
-		return -ENOMEM;
-	s->rail = p;
-	s->rail[s->n++] = rail;
-	return 0;
-}
-
 static double fastest_rate(const struct aff_topo *t)
 {
 	double best = 0;
@@ -198,9 +187,9 @@ static int judge_rank(struct aff_plan *p, const struct aff_ranker *rkr,
 	if (nhw && (!rk->rails.n || aff_key_cmp(&hw[0].key, &mine, AFF_RANK_PLAN) < 0))
 		for (i = 0; i < nhw && !rc; i++)
 			if (t->rail[hw[i].rail].excl != AFF_EXCL_NONE)
-				rc = push(&rk->lost, hw[i].rail);
+				rc = aff_rail_set_push(&rk->lost, hw[i].rail);
 	for (i = 0; i < nnccl && !rc; i++)
-		rc = push(&rk->nccl, nccl[i].rail);
+		rc = aff_rail_set_push(&rk->nccl, nccl[i].rail);
 	if (!rc && rk->lost.n)
 		rc = warn_lost(p, rk, &mine);
 	if (!rc && nnccl && rk->rails.n &&

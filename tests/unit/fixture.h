@@ -19,11 +19,22 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "plan.h"
 
 #ifndef BUILD
 #define BUILD "build"
+/* The member KEY of a JSON object; fails the test when there is none. */
+static inline json_object *fx_json(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no \"%s\"", key);
+	return v;
+}
+
 #endif
 
 /* What the library logged, so tests can look for a warning. */
@@ -220,6 +231,16 @@ static inline void fx_rmdir(const char *dir)
 	if (d)
 		closedir(d);
 	rmdir(dir);
+}
+
+/* The member KEY of a JSON object; fails the test when there is none. */
+static inline json_object *fx_json(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no \"%s\"", key);
+	return v;
 }
 
 #endif

@@ -271,15 +271,6 @@ static void test_visible(void **state)
 	aff_topo_unref(t);
 }
 
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("no \"%s\"", key);
-	return v;
-}
-
 static void test_plan_json(void **state)
 {
 	struct aff_topo *t = fx_load("dgx-h100");
@@ -292,34 +283,34 @@ static void test_plan_json(void **state)
 	assert_int_equal(aff_plan_json(p, 0, &s), 0);
 	o = json_tokener_parse(s);
 	assert_non_null(o);
-	assert_string_equal(json_object_get_string(get(o, "schema")), "railbind.plan/1");
-	assert_string_equal(json_object_get_string(get(o, "host")), "dgx-h100");
-	assert_true(json_object_is_type(get(o, "warnings"), json_type_array));
-	ranks = get(o, "ranks");
+	assert_string_equal(json_object_get_string(fx_json(o, "schema")), "railbind.plan/1");
+	assert_string_equal(json_object_get_string(fx_json(o, "host")), "dgx-h100");
+	assert_true(json_object_is_type(fx_json(o, "warnings"), json_type_array));
+	ranks = fx_json(o, "ranks");
 	assert_int_equal(json_object_array_length(ranks), 8);
 	for (r = 0; r < 8; r++) {
 		rk = json_object_array_get_idx(ranks, r);
-		assert_int_equal(json_object_get_int(get(rk, "local_rank")), r);
-		gpu = get(rk, "gpu");
-		assert_string_equal(json_object_get_string(get(gpu, "pci")),
+		assert_int_equal(json_object_get_int(fx_json(rk, "local_rank")), r);
+		gpu = fx_json(rk, "gpu");
+		assert_string_equal(json_object_get_string(fx_json(gpu, "pci")),
 				    aff_plan_rank_gpu(p, r));
-		assert_int_equal(json_object_get_int(get(gpu, "index")), r);
-		assert_int_equal(json_object_get_int(get(gpu, "numa")), r / 4);
-		nics = get(rk, "nics");
+		assert_int_equal(json_object_get_int(fx_json(gpu, "index")), r);
+		assert_int_equal(json_object_get_int(fx_json(gpu, "numa")), r / 4);
+		nics = fx_json(rk, "nics");
 		assert_int_equal(json_object_array_length(nics), 1);
 		nic = json_object_array_get_idx(nics, 0);
-		assert_string_equal(json_object_get_string(get(nic, "name")), dgx[r].nic);
-		assert_string_equal(json_object_get_string(get(nic, "pci")), dgx[r].pci);
-		assert_string_equal(json_object_get_string(get(nic, "path")), "PIX");
-		assert_int_equal(json_object_get_int(get(nic, "port")), 1);
-		assert_true(json_object_is_type(get(nic, "netdev"), json_type_string));
-		assert_string_equal(json_object_get_string(get(rk, "cpus")),
+		assert_string_equal(json_object_get_string(fx_json(nic, "name")), dgx[r].nic);
+		assert_string_equal(json_object_get_string(fx_json(nic, "pci")), dgx[r].pci);
+		assert_string_equal(json_object_get_string(fx_json(nic, "path")), "PIX");
+		assert_int_equal(json_object_get_int(fx_json(nic, "port")), 1);
+		assert_true(json_object_is_type(fx_json(nic, "netdev"), json_type_string));
+		assert_string_equal(json_object_get_string(fx_json(rk, "cpus")),
 				    aff_plan_rank_cpus(p, r));
-		assert_string_equal(json_object_get_string(get(rk, "mems")),
+		assert_string_equal(json_object_get_string(fx_json(rk, "mems")),
 				    r < 4 ? "0" : "1");
-		env = get(rk, "env");
+		env = fx_json(rk, "env");
 		assert_true(json_object_is_type(env, json_type_object));
-		assert_string_equal(json_object_get_string(get(env, "NCCL_IB_HCA")),
+		assert_string_equal(json_object_get_string(fx_json(env, "NCCL_IB_HCA")),
 				    fx_env(p, r, "NCCL_IB_HCA"));
 	}
 	json_object_put(o);

@@ -328,15 +328,6 @@ static void test_loaders_agree(void **state)
 		check_loaders_agree(names[i]);
 }
 
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("no \"%s\"", key);
-	return v;
-}
-
 static void test_plan_json(void **state)
 {
 	struct aff_topo *t = fx_load("rail-down");
@@ -348,16 +339,16 @@ static void test_plan_json(void **state)
 	assert_int_equal(aff_plan_json(p, 0, &s), 0);
 	o = json_tokener_parse(s);
 	assert_non_null(o);
-	r0 = json_object_array_get_idx(get(o, "ranks"), 0);
-	n0 = json_object_array_get_idx(get(r0, "nics"), 0);
-	assert_string_equal(json_object_get_string(get(n0, "path")), "NODE");
-	assert_string_equal(json_object_get_string(get(n0, "nccl_path")), "PHB");
-	assert_int_equal(json_object_get_int(get(n0, "port")), 2);
-	assert_int_equal(json_object_get_int(get(n0, "bandwidth")), 24);
-	assert_null(get(get(r0, "nccl"), "note"));
-	ex = get(o, "excluded");
+	r0 = json_object_array_get_idx(fx_json(o, "ranks"), 0);
+	n0 = json_object_array_get_idx(fx_json(r0, "nics"), 0);
+	assert_string_equal(json_object_get_string(fx_json(n0, "path")), "NODE");
+	assert_string_equal(json_object_get_string(fx_json(n0, "nccl_path")), "PHB");
+	assert_int_equal(json_object_get_int(fx_json(n0, "port")), 2);
+	assert_int_equal(json_object_get_int(fx_json(n0, "bandwidth")), 24);
+	assert_null(fx_json(fx_json(r0, "nccl"), "note"));
+	ex = fx_json(o, "excluded");
 	assert_int_equal(json_object_array_length(ex), 2);
-	assert_string_equal(json_object_get_string(get(json_object_array_get_idx(ex, 0),
+	assert_string_equal(json_object_get_string(fx_json(json_object_array_get_idx(ex, 0),
 						       "reason")), "port-down");
 	json_object_put(o);
 	free(s);
@@ -387,15 +378,15 @@ static void test_topo_json(void **state)
 	o = json_tokener_parse(s);
 	assert_non_null(o);
 	assert_string_equal(json_object_get_string(json_object_array_get_idx(
-		json_object_array_get_idx(get(o, "paths"), 0), 0)), "PXB");
+		json_object_array_get_idx(fx_json(o, "paths"), 0), 0)), "PXB");
 	assert_string_equal(json_object_get_string(json_object_array_get_idx(
-		json_object_array_get_idx(get(o, "nccl_paths"), 0), 0)), "PIX");
-	nics = get(o, "nics");
-	assert_string_equal(json_object_get_string(get(json_object_array_get_idx(nics, 0),
+		json_object_array_get_idx(fx_json(o, "nccl_paths"), 0), 0)), "PIX");
+	nics = fx_json(o, "nics");
+	assert_string_equal(json_object_get_string(fx_json(json_object_array_get_idx(nics, 0),
 						      "port_state")), "ACTIVE");
-	assert_int_equal(json_object_get_int(get(json_object_array_get_idx(nics, 0), "rate")),
+	assert_int_equal(json_object_get_int(fx_json(json_object_array_get_idx(nics, 0), "rate")),
 			 400);
-	assert_null(get(json_object_array_get_idx(nics, 0), "excluded"));
+	assert_null(fx_json(json_object_array_get_idx(nics, 0), "excluded"));
 	json_object_put(o);
 	free(s);
 	aff_topo_unref(t);
