@@ -7,8 +7,8 @@
  * flow gives every GPU one primary rail with the load spread evenly (a
  * rail's k-th GPU costs k times more than its first), then the fewest
  * bridges, then the same order on both sides (the n-th GPU of a switch gets
- * its n-th NIC). Rails left with no GPU go to the GPUs that can reach them
- * at that class, fewest rails first: four NICs on one GPU's switch (AWS p5)
+ * its n-th NIC). Rails left with no GPU go to the GPUs that rank them best
+ * too, fewest rails first: four NICs on one GPU's switch (AWS p5)
  * all end up with that GPU.
  */
 #include <errno.h>
@@ -221,7 +221,7 @@ static int give_spares(const struct aff_topo *t, const struct gpu_cands *cands,
 	size_t r, g, c, total = 0;
 	int rc = -ENOMEM;
 
-	/* Who can reach each rail at its best class: rail -> GPUs (CSR). */
+	/* Who ranks each rail best: rail -> GPUs (CSR). */
 	for (g = 0; start && g < n; g++)
 		for (c = 0; c < cands[g].n; c++, total++)
 			start[cands[g].c[c].rail + 2]++;

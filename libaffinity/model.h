@@ -64,7 +64,7 @@ struct aff_dev {
 	int parent;		/* index in topo->dev, -1 at the top */
 	int hostbridge;		/* index of the host bridge above, -1 none */
 	int loc;		/* index in topo->loc */
-	bool is_switch;		/* a switch's upstream port (collapsed) */
+	bool is_switch;		/* a switch's upstream port: some device's up */
 	/*
 	 * The switch this device hangs from, as a path class counts it (-1:
 	 * the root complex): its nearest upstream port where port types are

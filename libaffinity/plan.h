@@ -116,9 +116,9 @@ int aff_plan_judge(struct aff_plan *p);
 const char *aff_rail_label(const struct aff_topo *t, int rail);
 
 /*
- * Give each of the n GPUs (indices in topo->gpus) its rails: the rails at
- * its best path class, spread evenly by a min-cost assignment, then the
- * rails nobody got handed to the GPUs that can reach them at that class.
+ * Give each of the n GPUs (indices in topo->gpus) its rails: the rails that
+ * rank best for it (rank.c), spread evenly by a min-cost assignment, then
+ * the rails nobody got handed to the GPUs that rank them best too.
  * out[] has n entries, filled here (free each .rail).
  */
 int aff_assign_rails(const struct aff_topo *t, const int *gpu, size_t n,
