@@ -44,6 +44,10 @@ CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
 # NCCL topology export (libaffinity/export_nccl.c, broker/nccl_topo.c).
 LIBAFF_SRCS += export_nccl.c
 CLI_SRCS += nccl_topo.c
+# railbind verify (libaffinity/verify*.c, broker/verify.c) and its tests (tests/verify);
+# report.c: the audit's and verify's text/JSON/Prometheus/NFD output.
+LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c
+CLI_SRCS += verify.c report.c
 
 .DEFAULT_GOAL := all
 
@@ -102,6 +106,7 @@ CHECKS :=
 -include $(TOP)/tests/fleet/fleet.mk
 -include $(TOP)/bench/fleet.mk
 -include $(TOP)/tests/gpu/gpu.mk
+-include $(TOP)/tests/verify/verify.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

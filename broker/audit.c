@@ -8,26 +8,14 @@
  * health check never drains a node).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <json-c/json.h>
 
 #include "audit.h"
 #include "railbind.h"
-
-enum {
-	OPT_PROM = 0x200,
-	OPT_PROM_FILE,
-	OPT_NFD,
-};
-
-enum out_fmt { OUT_TEXT, OUT_JSON, OUT_PROM, OUT_NFD };
 
 static void usage(FILE *f)
 {
@@ -35,28 +23,7 @@ static void usage(FILE *f)
 		"Check the node's (or a snapshot's) NUMA/PCIe layout: GPU-NIC path classes,\n"
 		"NUMA nodes, ACS redirect, downtrained links, peer memory, IOMMU, RDMA ports.\n"
 		"Exit: 0 ok, 1 warnings, 2 failures, 3 could not decide (or bad input).\n\n"
-		RB_COMMON_HELP
-		"      --prom         Prometheus text format (node_exporter textfile collector)\n"
-		"      --prom-file F  also write the Prometheus text to F, atomically\n"
-		"      --nfd          Node Feature Discovery feature file lines\n",
-		rb_prog);
-}
-
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return NULL;
-	return json_object_get_string(v);
-}
-
-/* For printing: never NULL. */
-static const char *js(struct json_object *o, const char *key)
-{
-	const char *s = jstr(o, key);
-
-	return s ? s : "-";
+		RB_COMMON_HELP RB_REPORT_HELP, rb_prog);
 }
 
 /* ---- text ---- */
@@ -73,7 +40,7 @@ static void print_matrix(FILE *f, struct json_object *topo)
 	fprintf(f, " %s\n", "NUMA");
 	for (g = 0; g < ng; g++) {
 		struct json_object *row = json_object_array_get_idx(paths, g);
-		const char *numa = jstr(json_object_array_get_idx(gpus, g), "numa");
+		const char *numa = rb_jstr(json_object_array_get_idx(gpus, g), "numa");
 
 		fprintf(f, "GPU%-4zu", g);
 		for (n = 0; n < nn; n++)
@@ -83,12 +50,12 @@ static void print_matrix(FILE *f, struct json_object *topo)
 	if (!ng)
 		fprintf(f, "(no GPU or accelerator)\n");
 	for (g = 0; g < ng; g++)
-		fprintf(f, "  GPU%zu: %s\n", g, js(json_object_array_get_idx(gpus, g), "pci"));
+		fprintf(f, "  GPU%zu: %s\n", g, rb_js(json_object_array_get_idx(gpus, g), "pci"));
 	for (n = 0; n < nn; n++) {
 		struct json_object *nj = json_object_array_get_idx(nics, n);
-		const char *name = jstr(nj, "name"), *pci = jstr(nj, "pci");
+		const char *name = rb_jstr(nj, "name"), *pci = rb_jstr(nj, "pci");
 
-		fprintf(f, "  NIC%zu: %-10s %s\n", n, name ? name : js(nj, "netdev"),
+		fprintf(f, "  NIC%zu: %-10s %s\n", n, name ? name : rb_js(nj, "netdev"),
 			pci ? pci : "");
 	}
 }
@@ -101,30 +68,31 @@ static void print_group(FILE *f, struct json_object *checks, const char *sev,
 
 	for (i = 0; i < n; i++) {
 		struct json_object *c = json_object_array_get_idx(checks, i);
-		const char *remedy = jstr(c, "remedy");
+		const char *remedy = rb_jstr(c, "remedy");
 
-		if (strcmp(js(c, "severity"), sev) || (!strcmp(js(c, "subject"), "node") &&
-		    !strcmp(js(c, "message"), "nothing found")))
+		if (strcmp(rb_js(c, "severity"), sev) || (!strcmp(rb_js(c, "subject"), "node") &&
+		    !strcmp(rb_js(c, "message"), "nothing found")))
 			continue;
 		if (!head) {
 			fprintf(f, "\n%s%s%s\n", tty ? color : "", title, tty ? "\033[0m" : "");
 			head = true;
 		}
-		fprintf(f, "  [%s] %s\n", js(c, "id"), js(c, "message"));
+		fprintf(f, "  [%s] %s\n", rb_js(c, "id"), rb_js(c, "message"));
 		if (remedy)
 			fprintf(f, "      fix: %s\n", remedy);
 	}
 }
 
-static void print_text(FILE *f, struct json_object *doc)
+static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *checks = rb_jget(doc, "checks"), *und = rb_jget(doc, "undecided");
 	struct json_object *sum = rb_jget(doc, "summary");
 	bool tty = rb_color(f);
-	const char *status = js(doc, "status");
+	const char *status = rb_js(doc, "status");
 	size_t i;
 
-	fprintf(f, "railbind audit of %s (%s)\n\n", js(doc, "host"), js(doc, "source"));
+	(void)details;
+	fprintf(f, "railbind audit of %s (%s)\n\n", rb_js(doc, "host"), rb_js(doc, "source"));
 	print_matrix(f, rb_jget(doc, "topo"));
 	print_group(f, checks, "fail", "Failures:", "\033[1;31m", tty);
 	print_group(f, checks, "warn", "Warnings:", "\033[1;33m", tty);
@@ -134,7 +102,7 @@ static void print_text(FILE *f, struct json_object *doc)
 		for (i = 0; i < json_object_array_length(und); i++) {
 			struct json_object *u = json_object_array_get_idx(und, i);
 
-			fprintf(f, "  [%s] %s\n", js(u, "id"), js(u, "reason"));
+			fprintf(f, "  [%s] %s\n", rb_js(u, "id"), rb_js(u, "reason"));
 		}
 	}
 	fprintf(f, "\nChecks:");
@@ -146,25 +114,6 @@ static void print_text(FILE *f, struct json_object *doc)
 
 /* ---- Prometheus ---- */
 
-/* A label value: backslash, double quote and newline escaped. */
-static void prom_label(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n') {
-			fputs("\\n", f);
-			continue;
-		}
-		fputc(*s, f);
-	}
-}
-
-static int sev_value(const char *s)
-{
-	return !strcmp(s, "ok") ? 0 : !strcmp(s, "warn") ? 1 : !strcmp(s, "fail") ? 2 : 3;
-}
-
 static void print_prom(FILE *f, struct json_object *doc)
 {
 	struct json_object *pairs = rb_jget(doc, "pairs"), *checks = rb_jget(doc, "checks");
@@ -172,12 +121,12 @@ static void print_prom(FILE *f, struct json_object *doc)
 
 	fprintf(f, "# HELP railbind_audit_status Audit status: 0 ok, 1 warn, 2 fail, 3 unknown.\n"
 		"# TYPE railbind_audit_status gauge\n"
-		"railbind_audit_status %d\n", sev_value(js(doc, "status")));
+		"railbind_audit_status %d\n", rb_sev_value(rb_js(doc, "status")));
 	fprintf(f, "# HELP railbind_audit_check_status Worst severity of each check: 0 ok, 1 warn, 2 fail, 3 not decided.\n"
 		"# TYPE railbind_audit_check_status gauge\n");
 	json_object_object_foreach(rb_jget(doc, "summary"), id, v)
 		fprintf(f, "railbind_audit_check_status{check=\"%s\"} %d\n", id,
-			sev_value(json_object_get_string(v)));
+			rb_sev_value(json_object_get_string(v)));
 	fprintf(f, "# HELP railbind_audit_findings Findings of each check by severity.\n"
 		"# TYPE railbind_audit_findings gauge\n");
 	json_object_object_foreach(rb_jget(doc, "summary"), cid, cv) {
@@ -191,7 +140,7 @@ static void print_prom(FILE *f, struct json_object *doc)
 			for (i = 0; i < json_object_array_length(checks); i++) {
 				struct json_object *c = json_object_array_get_idx(checks, i);
 
-				if (!strcmp(js(c, "id"), cid) && !strcmp(js(c, "severity"), sevs[s]))
+				if (!strcmp(rb_js(c, "id"), cid) && !strcmp(rb_js(c, "severity"), sevs[s]))
 					count++;
 			}
 			fprintf(f, "railbind_audit_findings{check=\"%s\",severity=\"%s\"} %d\n",
@@ -204,16 +153,16 @@ static void print_prom(FILE *f, struct json_object *doc)
 	for (i = 0; i < n; i++) {
 		struct json_object *p = json_object_array_get_idx(pairs, i);
 		enum aff_path path = AFF_PATH_NONE;
-		const char *cls = jstr(p, "path");
+		const char *cls = rb_jstr(p, "path");
 
 		if (!cls || aff_path_from_name(cls, &path) < 0)
 			continue;
 		fprintf(f, "railbind_gpu_nic_path{gpu=\"");
-		prom_label(f, jstr(p, "gpu"));
+		rb_prom_label(f, rb_jstr(p, "gpu"));
 		fprintf(f, "\",nic=\"");
-		prom_label(f, jstr(p, "nic"));
+		rb_prom_label(f, rb_jstr(p, "nic"));
 		fprintf(f, "\",nic_pci=\"");
-		prom_label(f, jstr(p, "nic_pci"));
+		rb_prom_label(f, rb_jstr(p, "nic_pci"));
 		fprintf(f, "\",class=\"%s\",planned=\"%d\"} %d\n", cls,
 			json_object_get_boolean(rb_jget(p, "planned")), (int)path - AFF_PATH_NV);
 	}
@@ -224,114 +173,38 @@ static void print_prom(FILE *f, struct json_object *doc)
 static void print_nfd(FILE *f, struct json_object *doc)
 {
 	/* Label values: [A-Za-z0-9._-], so every value printed here is one word. */
-	fprintf(f, "railbind.audit.status=%s\n", js(doc, "status"));
+	fprintf(f, "railbind.audit.status=%s\n", rb_js(doc, "status"));
 	json_object_object_foreach(rb_jget(doc, "summary"), id, v)
 		fprintf(f, "railbind.audit.%s=%s\n", id, json_object_get_string(v));
 }
 
-/* ---- writing ---- */
-
-static char *render(struct json_object *doc, enum out_fmt fmt, bool pretty)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (fmt == OUT_JSON) {
-		const char *s = json_object_to_json_string_ext(doc, pretty ?
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE :
-			JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		size_t n = strlen(s);
-
-		buf = malloc(n + 2);
-		if (buf) {
-			memcpy(buf, s, n);
-			memcpy(buf + n, "\n", 2);
-		}
-		return buf;
-	}
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	if (fmt == OUT_PROM)
-		print_prom(f, doc);
-	else if (fmt == OUT_NFD)
-		print_nfd(f, doc);
-	else
-		print_text(f, doc);
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-/* Into a temporary file beside path, then renamed: node_exporter never reads half. */
-static int write_atomic(const char *path, const char *text)
-{
-	char *dup = strdup(path), *base = strdup(path), *tmp = NULL;
-	size_t len = strlen(text);
-	int fd = -1, rc = 0;
-
-	if (!dup || !base || asprintf(&tmp, "%s/.%s.XXXXXX", dirname(dup), basename(base)) < 0) {
-		free(dup);
-		free(base);
-		return -ENOMEM;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (write(fd, text, len) != (ssize_t)len || fchmod(fd, 0644) < 0 || fsync(fd) < 0)
-		rc = errno ? -errno : -EIO;
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-out:
-	free(tmp);
-	free(dup);
-	free(base);
-	return rc;
-}
+static const struct rb_report report = {
+	.cmd = "audit",
+	.text = print_text,
+	.prom = print_prom,
+	.nfd = print_nfd,
+};
 
 int cmd_audit(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		RB_COMMON_LONG,
-		{ "prom", no_argument, NULL, OPT_PROM },
-		{ "prom-file", required_argument, NULL, OPT_PROM_FILE },
-		{ "nfd", no_argument, NULL, OPT_NFD },
+		RB_REPORT_LONG,
 		{ 0 }
 	};
 	struct rb_opts o = { 0 };
-	enum out_fmt fmt = OUT_TEXT;
-	const char *prom_file = NULL;
+	struct rb_report_opts r = { 0 };
 	struct aff_ctx *ctx = NULL;
 	struct aff_topo *topo = NULL;
 	struct aff_audit *a = NULL;
 	struct json_object *doc;
-	char err[1024] = "", *out, *prom = NULL;
-	int c, rc, nfmt = 0;
+	char err[1024] = "";
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+h" RB_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (rb_common_opt(c, optarg, &o))
+		if (rb_common_opt(c, optarg, &o) || rb_report_opt(c, optarg, &r))
 			continue;
 		switch (c) {
-		case OPT_PROM:
-			fmt = OUT_PROM;
-			nfmt++;
-			break;
-		case OPT_PROM_FILE:
-			prom_file = optarg;
-			break;
-		case OPT_NFD:
-			fmt = OUT_NFD;
-			nfmt++;
-			break;
 		case 'h':
 			usage(stdout);
 			return RB_EXIT_OK;
@@ -340,18 +213,12 @@ int cmd_audit(int argc, char **argv)
 			return RB_EXIT_UNKNOWN;
 		}
 	}
-	if (o.json) {
-		fmt = OUT_JSON;
-		nfmt++;
-	}
 	if (optind < argc) {
 		rb_error("audit: unexpected argument \"%s\"", argv[optind]);
 		return RB_EXIT_UNKNOWN;
 	}
-	if (nfmt > 1) {
-		rb_error("audit: --json, --prom and --nfd exclude each other");
+	if (rb_report_check(&r, &o, "audit") < 0)
 		return RB_EXIT_UNKNOWN;
-	}
 	rc = rb_load(&o, &ctx, &topo);
 	if (rc >= 0) {
 		rc = aff_audit_run(topo, NULL, 0, &a, err, sizeof(err));
@@ -364,21 +231,7 @@ int cmd_audit(int argc, char **argv)
 		return RB_EXIT_UNKNOWN;
 	}
 	doc = aff_audit_to_json(a);
-	rc = aff_audit_exit_code(a);
-	out = render(doc, fmt, o.pretty);
-	if (prom_file)
-		prom = render(doc, OUT_PROM, false);
-	if (!out || (prom_file && !prom)) {
-		rb_error("audit: %s", strerror(ENOMEM));
-		rc = RB_EXIT_UNKNOWN;
-	} else if (prom_file && (c = write_atomic(prom_file, prom)) < 0) {
-		rb_error("audit: writing %s: %s", prom_file, strerror(-c));
-		rc = RB_EXIT_UNKNOWN;
-	} else if (fputs(out, stdout) < 0 || fflush(stdout)) {
-		rc = RB_EXIT_UNKNOWN;
-	}
-	free(out);
-	free(prom);
+	rc = rb_report_emit(&report, doc, aff_audit_exit_code(a), &r, o.pretty, o.details);
 	json_object_put(doc);
 	aff_audit_free(a);
 	aff_ctx_unref(ctx);

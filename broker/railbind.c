@@ -20,6 +20,7 @@ static const struct rb_cmd commands[] = {
 	{ "fleet", cmd_fleet, "what differs across many nodes' snapshots or audits" },
 	{ "nccl-topo", cmd_nccl_topo, "NCCL's topology XML of this node, for NCCL_TOPO_FILE" },
 	{ "status", cmd_status, "the broker, the module, the plan's generation, leases" },
+	{ "verify", cmd_verify, "are the running ranks where their plan put them (exit like audit)" },
 	{ NULL, NULL, NULL },
 };
 

@@ -41,6 +41,7 @@ int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_nccl_topo(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* utils.c */
 extern const char *rb_prog;
@@ -90,5 +91,51 @@ struct json_object *rb_jget(struct json_object *o, const char *key);
  */
 int rb_emit(struct json_object *doc, const struct rb_opts *o,
 	    void (*text)(struct json_object *doc, int details));
+
+/*
+ * report.c: the output of the commands that judge (audit, verify): text,
+ * --json, --prom (+ --prom-file) and --nfd, all from one JSON document.
+ */
+enum rb_fmt { RB_FMT_TEXT, RB_FMT_JSON, RB_FMT_PROM, RB_FMT_NFD };
+#define RB_OPT_PROM 0x180
+#define RB_OPT_PROM_FILE 0x181
+#define RB_OPT_NFD 0x182
+#define RB_REPORT_LONG                                                  \
+	{ "prom", no_argument, NULL, RB_OPT_PROM },                     \
+	{ "prom-file", required_argument, NULL, RB_OPT_PROM_FILE },     \
+	{ "nfd", no_argument, NULL, RB_OPT_NFD }
+#define RB_REPORT_HELP                                                                   \
+	"      --prom         Prometheus text format (node_exporter textfile collector)\n" \
+	"      --prom-file F  also write the Prometheus text to F, atomically\n"         \
+	"      --nfd          Node Feature Discovery feature file lines\n"
+struct rb_report_opts {
+	enum rb_fmt fmt;
+	int nfmt;
+	const char *prom_file;
+};
+/* One command's printers; each reads the document only. */
+struct rb_report {
+	const char *cmd;
+	void (*text)(FILE *f, struct json_object *doc, int details);
+	void (*prom)(FILE *f, struct json_object *doc);
+	void (*nfd)(FILE *f, struct json_object *doc);
+};
+/* True when it consumed option c (RB_REPORT_LONG's). */
+bool rb_report_opt(int c, const char *arg, struct rb_report_opts *r);
+/* -j from the common options counts as a format; -EINVAL (said) on a conflict. */
+int rb_report_check(struct rb_report_opts *r, const struct rb_opts *o, const char *cmd);
+/*
+ * Print doc in the chosen format on stdout, and the Prometheus text into
+ * --prom-file first (whole or not at all). Returns code, or RB_EXIT_UNKNOWN
+ * when something could not be written (said on stderr).
+ */
+int rb_report_emit(const struct rb_report *rep, struct json_object *doc, int code,
+		   const struct rb_report_opts *r, bool pretty, int details);
+/* A string member for printing: never NULL ("-"). */
+const char *rb_js(struct json_object *o, const char *key);
+/* "ok" 0, "warn" 1, "fail" 2, else 3. */
+int rb_sev_value(const char *s);
+/* A Prometheus label value: backslash, double quote and newline escaped. */
+void rb_prom_label(FILE *f, const char *s);
 
 #endif

@@ -21,13 +21,14 @@
 
 #include <stddef.h>
 #include <stdarg.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* API version: major << 16 | minor. A major change breaks callers. */
-#define AFF_API_VERSION 0x00010004u
+#define AFF_API_VERSION 0x00010005u
 #define AFF_API_MAJOR(v) ((v) >> 16)
 
 /**
@@ -308,6 +309,58 @@ int aff_binding_apply(const struct aff_binding *b, unsigned long flags);
  */
 int aff_binding_exec(const struct aff_binding *b, unsigned long flags,
 		     char *const argv[]);
+
+/*
+ * Verify (since 1.5): are the running processes that use a GPU or an RDMA
+ * device where their plan or their broker lease put them? Read-only: it reads
+ * /proc/PID of each process (the caller's own, or every one as root), the
+ * devices they hold, their CPU affinity, memory policy and placement, their
+ * environment where readable, and the broker's leases, then judges each
+ * against the plan of @topo. The document is railbind.verify/1
+ * (docs/VERIFY.md).
+ */
+struct aff_verify;
+
+/* Flags of aff_verify_run(). */
+enum aff_verify_flags {
+	/* Every process the caller may read; else only spec->pids. */
+	AFF_VERIFY_ALL = 1ul << 0,
+	/* Do not ask railbindd for its leases (its state file is still read). */
+	AFF_VERIFY_NO_BROKER = 1ul << 1,
+};
+
+struct aff_verify_spec {
+	unsigned long flags;
+	/* The processes to judge without AFF_VERIFY_ALL. */
+	const pid_t *pids;
+	size_t npids;
+	/* Broker socket; NULL: $RAILBIND_SOCKET, else run/railbind/railbind.sock
+	 * under the context's root. */
+	const char *socket;
+	/* Broker reply timeout in milliseconds; 0: 500. */
+	int timeout_ms;
+	/* Only processes of this user; negative: whoever the caller may read
+	 * (the broker's verify op passes its client's uid). */
+	long uid;
+};
+
+/**
+ * aff_verify_run - judge the running ranks against the plan of @topo.
+ * A process that exits, is replaced (pid reused) or cannot be read is
+ * reported as unknown, never an error. Errors: ENOMEM, EINVAL (bad spec).
+ * Since: 1.5
+ */
+int aff_verify_run(struct aff_topo *topo, const struct aff_verify_spec *spec,
+		   struct aff_verify **out, char *err, size_t errlen);
+struct aff_verify *aff_verify_ref(struct aff_verify *v);
+struct aff_verify *aff_verify_unref(struct aff_verify *v);
+/** aff_verify_json - the railbind.verify/1 document, malloc()ed into @out. */
+int aff_verify_json(const struct aff_verify *v, unsigned long flags, char **out);
+/**
+ * aff_verify_exit_code - 0 every judged process is where it belongs, 1
+ * warnings, 2 a mis-bound process, 3 nothing could be judged (Nagios/NHC).
+ */
+int aff_verify_exit_code(const struct aff_verify *v);
 
 #ifdef __cplusplus
 }

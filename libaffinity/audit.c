@@ -26,6 +26,25 @@ const char *aff_sev_name(enum aff_sev s)
 	return (unsigned)s < 4 ? sev_names[s] : "unknown";
 }
 
+enum aff_sev aff_sev_from_name(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < 4; i++)
+		if (!strcmp(sev_names[i], s))
+			return (enum aff_sev)i;
+	return AFF_SEV_UNKNOWN;
+}
+
+int aff_status_exit_code(struct json_object *doc)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(doc, "status", &v))
+		return AFF_SEV_UNKNOWN;
+	return (int)aff_sev_from_name(json_object_get_string(v));
+}
+
 static int check_index(const char *id)
 {
 	int i;
@@ -303,13 +322,7 @@ struct json_object *aff_audit_to_json(const struct aff_audit *a)
 
 int aff_audit_exit_code(const struct aff_audit *a)
 {
-	struct json_object *v;
-	const char *s;
-
-	if (!json_object_object_get_ex(a->doc, "status", &v))
-		return 3;
-	s = json_object_get_string(v);
-	return !strcmp(s, "ok") ? 0 : !strcmp(s, "warn") ? 1 : !strcmp(s, "fail") ? 2 : 3;
+	return aff_status_exit_code(a->doc);
 }
 
 void aff_audit_free(struct aff_audit *a)

@@ -64,6 +64,10 @@ void aff_audit_free(struct aff_audit *a);
 
 /* Severity names: "ok", "warn", "fail", "unknown". */
 const char *aff_sev_name(enum aff_sev s);
+/* The inverse: AFF_SEV_UNKNOWN for any other text (and NULL). */
+enum aff_sev aff_sev_from_name(const char *s);
+/* The exit code (0-3) of a document's "status" (audit, verify): its severity. */
+int aff_status_exit_code(struct json_object *doc);
 
 /* ---- Between audit*.c only ---- */
 

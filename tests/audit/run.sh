@@ -206,7 +206,7 @@ run --prom -i "$FIX/audit-acs.xml"
 cp "$tmp/out" "$tmp/prom.want"
 run -i "$FIX/audit-acs.xml" --prom-file "$tmp/node.prom"
 if [ "$rc" -eq 2 ] && cmp -s "$tmp/node.prom" "$tmp/prom.want" && grep -q '^Status: fail$' "$tmp/out" &&
-    [ -z "$(find "$tmp" -name '.node.prom.*')" ]; then ok
+    [ -z "$(find "$tmp" -name '*node.prom?*')" ]; then ok
 else bad "--prom-file: rc=$rc"; fi
 
 # Nothing decidable (no GPU, no rail): exit 3, status unknown.
@@ -241,7 +241,7 @@ for f in "$tmp/empty.xml" "$tmp/dir.xml" "$tmp/truncated.xml" "$tmp/badwidth.xml
 		run $fmt -i "$f" --prom-file "$tmp/bad.prom"
 		if [ "$rc" -eq 3 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
 		    grep -qF "$f" "$tmp/err" && [ ! -e "$tmp/bad.prom" ] &&
-		    [ -z "$(find "$tmp" -name '.bad.prom.*')" ]; then ok
+		    [ -z "$(find "$tmp" -name '*bad.prom?*')" ]; then ok
 		else bad "bad input $f $fmt: rc=$rc, $(head -c 200 "$tmp/err")"; fi
 	done
 done
