@@ -143,8 +143,8 @@ static int read_procs(struct aff_verify *v, const struct aff_verify_spec *spec,
 			aff_vproc_clear(p);
 			break;
 		}
-		/* A scan of all keeps the device users; one not readable is counted. */
-		if (v->all && (p->state != AFF_VP_OK || !aff_vproc_uses_devices(p))) {
+		/* A scan of all keeps the ranks; one not readable is counted. */
+		if (v->all && (p->state != AFF_VP_OK || aff_verify_not_judged(v, p))) {
 			if (p->state == AFF_VP_DENIED)
 				v->skipped++;
 			aff_vproc_clear(p);

@@ -207,6 +207,12 @@ struct aff_verify;
  * each one's railbind.verify/1 object to v->processes.
  */
 int aff_verify_judge(struct aff_verify *v);
+/*
+ * NULL when @p is a process verify judges: it holds an NVIDIA device file, kfd,
+ * a render node of one of the topology's accelerators, or an RDMA device and
+ * is a rank (a lease, RAILBIND_*, a launcher's local rank). Else why not.
+ */
+const char *aff_verify_not_judged(const struct aff_verify *v, const struct aff_vproc *p);
 
 /* ---- verify.c ---- */
 

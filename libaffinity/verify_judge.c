@@ -276,12 +276,13 @@ static void find_gpus(const struct aff_verify *v, struct judged *j, struct json_
 			     p->env[AFF_VENV_HIP_VISIBLE], 0x1002, NULL, env);
 	}
 	/* The files say what it holds; the variable which of those it uses. */
-	if (!hwloc_bitmap_iszero(env) && (hwloc_bitmap_iszero(fd) ||
-					   hwloc_bitmap_intersects(fd, env)))
-		hwloc_bitmap_iszero(fd) ? hwloc_bitmap_copy(fd, env) :
-					  hwloc_bitmap_and(fd, fd, env);
-	else
+	if (hwloc_bitmap_iszero(env) || (!hwloc_bitmap_iszero(fd) &&
+					  !hwloc_bitmap_intersects(fd, env)))
 		envvar = NULL;
+	else if (hwloc_bitmap_iszero(fd))
+		hwloc_bitmap_copy(fd, env);
+	else
+		hwloc_bitmap_and(fd, fd, env);
 	hwloc_bitmap_foreach_begin(g, fd) {
 		struct json_object *o = json_object_new_object(), *via = json_object_new_array();
 		int numa = gpu_numa(t, g);
@@ -521,6 +522,8 @@ static void check_cpus(struct aff_verify *v, struct judged *j, const struct plan
 	hwloc_bitmap_t tcpus = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
 	hwloc_bitmap_t far = hwloc_bitmap_alloc();
 	char *a = NULL, *nl = NULL, *tl = NULL, *fl = NULL, *rl = NULL, fix[512];
+	/* What runs far from its GPU fails; far from the NIC of a CPU-only rank, warns. */
+	enum aff_sev sev = j->ngpu ? AFF_SEV_FAIL : AFF_SEV_WARN;
 	struct json_object *ev;
 	int n;
 
@@ -565,11 +568,14 @@ static void check_cpus(struct aff_verify *v, struct judged *j, const struct plan
 	json_object_object_add(ev, "ran", json_object_new_string(rl));
 	if (pl->cpus)
 		json_object_object_add(ev, "planned_cpus", bitmap_json(pl->cpus));
-	/* Not narrowed at all, where a plan would narrow it. */
-	if (hwloc_bitmap_isincluded(avail, allowed) &&
-	    (!pl->cpus || !hwloc_bitmap_isincluded(avail, pl->cpus)) &&
-	    (hwloc_bitmap_weight(nodes) > 1 || (pl->cpus && !hwloc_bitmap_iszero(far))) ) {
-		add_finding(j, "unbound", AFF_SEV_FAIL, ev, fix_cpus(fix, sizeof(fix), pl, tl),
+	/*
+	 * Not narrowed at all: a failure where that lets it run off its GPU's
+	 * node, a warning where only the plan would narrow it further (one
+	 * node's cores shared with other ranks). A process that uses GPUs on
+	 * every node it may run on (a monitor holding all GPUs) is not unbound.
+	 */
+	if (hwloc_bitmap_isincluded(avail, allowed) && !hwloc_bitmap_iszero(far)) {
+		add_finding(j, "unbound", sev, ev, fix_cpus(fix, sizeof(fix), pl, tl),
 			    "no CPU binding: it may run on all %d CPUs it can have (%s, NUMA nodes %s); %s on NUMA node %s",
 			    hwloc_bitmap_weight(allowed), a, nl, subject, tl);
 		goto out;
@@ -583,7 +589,7 @@ static void check_cpus(struct aff_verify *v, struct judged *j, const struct plan
 	}
 	if (!hwloc_bitmap_iszero(far)) {
 		json_object_object_add(ev, "far_cpus", json_object_new_string(fl));
-		add_finding(j, "cpu-numa", j->ngpu ? AFF_SEV_FAIL : AFF_SEV_WARN, ev,
+		add_finding(j, "cpu-numa", sev, ev,
 			    fix_cpus(fix, sizeof(fix), pl, tl),
 			    "runs on CPUs %s (NUMA node %s); %s on NUMA node %s (its threads last ran on CPUs %s)",
 			    a, nl, subject, tl, rl);
@@ -631,6 +637,7 @@ static void check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bit
 	struct json_object *mem, *kb, *pols, *ev;
 	hwloc_bitmap_t pn = hwloc_bitmap_alloc();
 	char *tl = aff_bitmap_list(target), mode[32];
+	enum aff_sev sev = j->ngpu ? AFF_SEV_FAIL : AFF_SEV_WARN;
 	const char *pol;
 	size_t i;
 
@@ -669,7 +676,7 @@ static void check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bit
 		json_object_object_add(ev, "anon_kb", json_object_get(kb));
 		json_object_object_add(ev, "far_kb", json_object_new_int64((int64_t)far));
 		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
-		add_finding(j, "memory-far", AFF_SEV_FAIL, ev,
+		add_finding(j, "memory-far", sev, ev,
 			    "bind its CPUs to the GPU's node before it allocates (memory follows the first touch), and a preferred policy: numactl --cpunodebind=N --preferred=N, or `railbind run`; `migratepages PID FROM TO` moves what is already there",
 			    "%llu%% of its %llu MiB of anonymous memory is on NUMA nodes other than %s; %s on NUMA node %s",
 			    far * 100 / total, total / 1024, tl, subject, tl);
@@ -682,7 +689,7 @@ static void check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bit
 		ev = json_object_new_object();
 		json_object_object_add(ev, "policy", json_object_new_string(pol));
 		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
-		add_finding(j, "memory-policy", AFF_SEV_FAIL, ev,
+		add_finding(j, "memory-policy", sev, ev,
 			    "set the policy to the GPU's node: numactl --preferred=N (or --membind=N), or start it with `railbind run`",
 			    "its memory policy %s keeps its memory off NUMA node %s; %s on NUMA node %s",
 			    pol, tl, subject, tl);
@@ -884,6 +891,45 @@ static void check_peers(struct aff_verify *v, struct judged *j, const struct pla
 }
 
 /* ---- one process ---- */
+
+const char *aff_verify_not_judged(const struct aff_verify *v, const struct aff_vproc *p)
+{
+	const struct aff_topo *t = v->topo;
+	bool rdma = false, drm = false, gpu = false, rank, narrowed;
+	size_t i, k, held = 0;
+
+	for (i = 0; i < p->nheld; i++) {
+		const struct aff_vdev *d = p->held[i];
+		int g = -1;
+
+		if (d->kind == AFF_VDEV_NV_GPU || d->kind == AFF_VDEV_DRM)
+			g = gpu_by_pci(t, d->pci);
+		if (d->kind == AFF_VDEV_NV_GPU || d->kind == AFF_VDEV_NV_UVM ||
+		    d->kind == AFF_VDEV_KFD || g >= 0)
+			gpu = true;
+		drm |= d->kind == AFF_VDEV_DRM && g < 0;
+		rdma |= d->kind == AFF_VDEV_UVERBS;
+		/* Distinct GPUs: a GPU may be held through several files. */
+		for (k = 0; g >= 0 && k < i; k++)
+			if ((p->held[k]->kind == AFF_VDEV_NV_GPU || p->held[k]->kind == AFF_VDEV_DRM) &&
+			    !strcmp(p->held[k]->pci, d->pci))
+				g = -1;
+		held += g >= 0;
+	}
+	rank = aff_vleases_find(&v->leases, p->pid, p->start) || p->env[AFF_VENV_RB_GPU] ||
+	       p->env[AFF_VENV_RB_RANK] || p->env[AFF_VENV_LOCAL_RANK];
+	narrowed = p->env[AFF_VENV_CUDA_VISIBLE] || p->env[AFF_VENV_ROCR_VISIBLE] ||
+		   p->env[AFF_VENV_HIP_VISIBLE];
+	if (gpu && !rank && !narrowed && t->ngpu > 1 && held >= t->ngpu)
+		return "holds every GPU of the node and is no rank (no lease, no RAILBIND_* or launcher local rank, no *_VISIBLE_DEVICES): a node service such as nvidia-persistenced or DCGM, not judged";
+	if (gpu || (rdma && rank))
+		return NULL;
+	if (rdma)
+		return "uses RDMA devices but no GPU, and is no rank (no lease, no RAILBIND_* or launcher local rank): an RDMA service, not judged";
+	if (drm)
+		return "holds render nodes of devices that are no accelerator of the topology (a display), not judged";
+	return "holds no GPU or RDMA device: nothing to verify";
+}
 
 static void add_nic_use(struct nic_use *u, int r)
 {
@@ -1136,7 +1182,7 @@ static struct json_object *unreadable_json(const struct aff_vproc *p)
 	json_object_object_add(o, "status", json_object_new_string("unknown"));
 	json_object_object_add(o, "state", json_object_new_string(
 		p->state == AFF_VP_GONE ? "exited" : p->state == AFF_VP_REUSED ? "pid-reused" :
-		p->state == AFF_VP_DENIED ? "unreadable" : "no-devices"));
+		p->state == AFF_VP_DENIED ? "unreadable" : "not-judged"));
 	json_object_object_add(o, "findings", json_object_new_array());
 	json_object_object_add(o, "unknown", u);
 	return o;
@@ -1158,11 +1204,11 @@ int aff_verify_judge(struct aff_verify *v)
 		struct aff_vproc *p = &v->procs[i];
 		struct judged *j;
 
-		if (p->state != AFF_VP_OK || !aff_vproc_uses_devices(p)) {
-			if (p->state == AFF_VP_OK)
-				snprintf(p->reason, sizeof(p->reason),
-					 "process %d holds no GPU or RDMA device: nothing to verify",
-					 (int)p->pid);
+		const char *why = p->state == AFF_VP_OK ? aff_verify_not_judged(v, p) : NULL;
+
+		if (p->state != AFF_VP_OK || why) {
+			if (why)
+				snprintf(p->reason, sizeof(p->reason), "process %d %s", (int)p->pid, why);
 			objs[i] = unreadable_json(p);
 			continue;
 		}

@@ -304,15 +304,24 @@ start uuid taskset -c 0 env CUDA_VISIBLE_DEVICES=GPU-5e5e5e5e-0000-4000-8000-000
 # shellcheck disable=SC2086
 start every taskset -c 0 + $all_gpus
 start uvmonly taskset -c 0 env CUDA_VISIBLE_DEVICES=6 + --open "$D/nvidia-uvm" --open "$D/nvidiactl"
-V --json -i "$FIX/verify8.xml" --pid "$cvd" "$uuid" "$every" "$uvmonly"
+# A monitor holds every GPU: with a rank of its own it is judged, without not.
+# shellcheck disable=SC2086
+start everyrank taskset -c 0 env LOCAL_RANK=0 + $all_gpus
+V --json -i "$FIX/verify8.xml" --pid "$cvd" "$uuid" "$every" "$uvmonly" "$everyrank"
 gpus() { jq -r --argjson p "$1" '[.processes[] | select(.pid == $p) | .gpus[].pci] | join(",")' "$tmp/out"; }
 if [ "$rc" -eq 0 ] && [ "$(gpus "$cvd")" = 0000:15:00.0 ] &&
-    [ "$(gpus "$uuid")" = 0000:05:00.0,0000:25:00.0 ] && [ "$(gpus "$every" | tr ',' '\n' | wc -l)" = 8 ] &&
+    [ "$(gpus "$uuid")" = 0000:05:00.0,0000:25:00.0 ] && [ "$(gpus "$everyrank" | tr ',' '\n' | wc -l)" = 8 ] &&
+    [ "$(status_of "$everyrank")" = ok ] &&
+    jq -e --argjson p "$every" '.processes[] | select(.pid == $p) | .state == "not-judged" and
+	(.unknown[0].reason | contains("node service"))' "$tmp/out" >/dev/null &&
     [ "$(gpus "$uvmonly")" = 0000:34:00.0 ] &&
     jq -e --argjson p "$cvd" '.processes[] | select(.pid == $p) | .gpus[0].via == [.gpus[0].via[0], "CUDA_VISIBLE_DEVICES"]' "$tmp/out" >/dev/null &&
     jq -e --argjson p "$uvmonly" '.processes[] | select(.pid == $p) | .gpus[0].via == ["CUDA_VISIBLE_DEVICES"]' "$tmp/out" >/dev/null
 then ok; else bad "CUDA_VISIBLE_DEVICES: rc=$rc $(gpus "$cvd") / $(gpus "$uuid") / $(gpus "$uvmonly")"; fi
-stop "$cvd" "$uuid" "$every" "$uvmonly"
+V --all --json -i "$FIX/verify8.xml"
+if [ "$(jq --argjson p "$every" '[.processes[] | select(.pid == $p)] | length' "$tmp/out")" = 0 ]
+then ok; else bad "--all lists a node service"; fi
+stop "$cvd" "$uuid" "$every" "$uvmonly" "$everyrank"
 
 # ---- 6. NCCL_IB_HCA and UCX_NET_DEVICES ----------------------------------------
 start hca taskset -c 0 env LOCAL_RANK=1 NCCL_IB_HCA==mlx5_8:1 + --open "$D/nvidia1" --open "$D/infiniband/uverbs1"
@@ -330,6 +339,15 @@ if [ "$rc" -eq 2 ] && [ "$(ids "$hca")" = nic-not-rail ] && [ "$(status_of "$hca
 	.severity == "warn" and .evidence.used.UCX_NET_DEVICES == ["mlx5_2"] and .evidence.path == "PIX"' "$tmp/out" >/dev/null
 then ok; else bad "NCCL_IB_HCA/UCX: rc=$rc $(ids "$hca")/$(status_of "$hcaok")/$(ids "$hcanot")/$(ids "$ucx")"; fi
 stop "$hca" "$hcaok" "$hcanot" "$ucx"
+# An RDMA service (no GPU, no rank) is not judged; a CPU-only rank is, against its NIC.
+start svc + --open "$D/infiniband/uverbs8"
+start cpurank taskset -c 1 env LOCAL_RANK=0 + --open "$D/infiniband/uverbs0" --mem 24
+V --json -i "$FIX/verify8.xml" --pid "$svc" "$cpurank"
+if [ "$rc" -eq 1 ] && jq -e --argjson p "$svc" '.processes[] | select(.pid == $p) | .state == "not-judged" and
+	(.unknown[0].reason | contains("RDMA service"))' "$tmp/out" >/dev/null &&
+    [ "$(ids "$cpurank")" = cpu-numa ] && [ "$(status_of "$cpurank")" = warn ]
+then ok; else bad "RDMA-only processes: rc=$rc $(ids "$cpurank")"; fi
+stop "$svc" "$cpurank"
 
 # ---- 7. Memory: where it is, the policy ------------------------------------------
 # two-node: GPU 04:00.0 on node 0 (CPU 0), GPU 84:00.0 on node 1 (CPU 1). This
@@ -344,7 +362,7 @@ EOF
 start other taskset -c 0 + --open "$D/nvidia0" --open "$D/infiniband/uverbs0"
 "$RAILBIND" verify --no-broker --root "$tmp/root2" --json -i "$T" --pid "$other" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ "$rc" -eq 3 ] && jq -e '.processes[0].state == "no-devices"' "$tmp/out" >/dev/null
+if [ "$rc" -eq 3 ] && jq -e '.processes[0].state == "not-judged"' "$tmp/out" >/dev/null
 then ok; else bad "another tree's stand-ins: rc=$rc"; fi
 stop "$other"
 R2=$tmp/root2/dev
@@ -398,7 +416,7 @@ wait "$gone"
 V --json -i "$FIX/verify8.xml" --pid "$plain" "$gone"
 if [ "$rc" -eq 3 ] && [ "$(jq -r .status "$tmp/out")" = unknown ] &&
     jq -e --argjson a "$plain" --argjson b "$gone" '
-	(.processes[] | select(.pid == $a) | .status == "unknown" and .state == "no-devices" and
+	(.processes[] | select(.pid == $a) | .status == "unknown" and .state == "not-judged" and
 	 (.unknown[0].reason | contains("holds no GPU or RDMA device"))) and
 	(.processes[] | select(.pid == $b) | .state == "exited" and (.unknown[0].reason | contains("no process")))' "$tmp/out" >/dev/null
 then ok; else bad "nothing to judge: rc=$rc"; fi
