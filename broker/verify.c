@@ -155,7 +155,7 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 	const char *status = rb_js(doc, "status");
 	size_t i, n = procs ? json_object_array_length(procs) : 0;
 
-	fprintf(f, "railbind verify on %s (topology: %s): %zu process%s, leases from %s (%s)\n",
+	fprintf(f, "railbind verify on %s (topology: %s): %zu process%s\nleases: %s (%s)\n",
 		rb_js(doc, "host"), rb_js(doc, "source"), n, n == 1 ? "" : "es",
 		rb_js(leases, "source"), rb_js(leases, "from"));
 	if (strcmp(rb_js(counts, "skipped"), "0"))

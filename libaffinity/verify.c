@@ -125,8 +125,10 @@ static int read_procs(struct aff_verify *v, const struct aff_verify_spec *spec,
 	size_t n, i;
 	int rc = pid_list(spec, &pids, &n);
 
-	if (rc < 0)
+	if (rc < 0) {
+		free(pids);
 		return rc;
+	}
 	qsort(pids, n, sizeof(*pids), by_pid);
 	v->procs = calloc(n + 1, sizeof(*v->procs));
 	if (!v->procs) {

@@ -499,16 +499,19 @@ static bool target_nodes(const struct aff_verify *v, const struct judged *j,
 	return !hwloc_bitmap_iszero(nodes);
 }
 
-static const char *fix_cpus(char *buf, size_t len, const struct planned *pl, const char *nodes)
+/* The commands that move it where it belongs, with its own numbers. */
+static const char *fix_cpus(char *buf, size_t len, const struct judged *j,
+			    const struct planned *pl, const char *nodes)
 {
 	char *cpus = pl->cpus ? aff_bitmap_list(pl->cpus) : NULL;
+	int pid = (int)j->p->pid;
 
 	if (cpus && *cpus)
-		snprintf(buf, len, "bind it to its plan's CPUs (taskset -c %s, numactl --cpunodebind=%s), or start it with `railbind run`",
-			 cpus, nodes);
+		snprintf(buf, len, "rebind all its threads now: taskset -a -p -c %s %d; start it with `railbind run` (or taskset -c %s) next time",
+			 cpus, pid, cpus);
 	else
-		snprintf(buf, len, "bind it to its GPU's NUMA node (numactl --cpunodebind=%s), or start it with `railbind run`",
-			 nodes);
+		snprintf(buf, len, "bind it to NUMA node %s: start it with `railbind run` or numactl --cpunodebind=%s --preferred=%s",
+			 nodes, nodes, nodes);
 	free(cpus);
 	return buf;
 }
@@ -575,14 +578,14 @@ static void check_cpus(struct aff_verify *v, struct judged *j, const struct plan
 	 * every node it may run on (a monitor holding all GPUs) is not unbound.
 	 */
 	if (hwloc_bitmap_isincluded(avail, allowed) && !hwloc_bitmap_iszero(far)) {
-		add_finding(j, "unbound", sev, ev, fix_cpus(fix, sizeof(fix), pl, tl),
+		add_finding(j, "unbound", sev, ev, fix_cpus(fix, sizeof(fix), j, pl, tl),
 			    "no CPU binding: it may run on all %d CPUs it can have (%s, NUMA nodes %s); %s on NUMA node %s",
 			    hwloc_bitmap_weight(allowed), a, nl, subject, tl);
 		goto out;
 	}
 	if (hwloc_bitmap_isincluded(avail, allowed) && pl->cpus &&
 	    !hwloc_bitmap_isincluded(avail, pl->cpus)) {
-		add_finding(j, "unbound", AFF_SEV_WARN, ev, fix_cpus(fix, sizeof(fix), pl, tl),
+		add_finding(j, "unbound", AFF_SEV_WARN, ev, fix_cpus(fix, sizeof(fix), j, pl, tl),
 			    "no CPU binding: it may run on all %d CPUs it can have (%s), on its GPU's NUMA node but on other ranks' cores",
 			    hwloc_bitmap_weight(allowed), a);
 		goto out;
@@ -590,7 +593,7 @@ static void check_cpus(struct aff_verify *v, struct judged *j, const struct plan
 	if (!hwloc_bitmap_iszero(far)) {
 		json_object_object_add(ev, "far_cpus", json_object_new_string(fl));
 		add_finding(j, "cpu-numa", sev, ev,
-			    fix_cpus(fix, sizeof(fix), pl, tl),
+			    fix_cpus(fix, sizeof(fix), j, pl, tl),
 			    "runs on CPUs %s (NUMA node %s); %s on NUMA node %s (its threads last ran on CPUs %s)",
 			    a, nl, subject, tl, rl);
 		goto out;
@@ -598,7 +601,7 @@ static void check_cpus(struct aff_verify *v, struct judged *j, const struct plan
 	if (pl->cpus && !hwloc_bitmap_isincluded(allowed, pl->cpus)) {
 		char *pc = aff_bitmap_list(pl->cpus);
 
-		add_finding(j, "cpus-outside-plan", AFF_SEV_WARN, ev, fix_cpus(fix, sizeof(fix), pl, tl),
+		add_finding(j, "cpus-outside-plan", AFF_SEV_WARN, ev, fix_cpus(fix, sizeof(fix), j, pl, tl),
 			    "runs on CPUs %s, its %s gives it %s: the right NUMA node, but other ranks' cores",
 			    a, !strcmp(pl->cpus_from, "lease") ? "lease" : "plan", pc ? pc : "?");
 		free(pc);
@@ -672,12 +675,19 @@ static void check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bit
 		goto out;
 	j->decided = true;
 	if (total >= AFF_VERIFY_MEM_MIN_KB && far * 2 > total) {
+		char far_nodes[128] = "", fix[512];
+
+		for (i = 0; i < p->nmem; i++)
+			if (!hwloc_bitmap_isset(target, (unsigned)p->mem[i].node))
+				snprintf(far_nodes + strlen(far_nodes), sizeof(far_nodes) - strlen(far_nodes),
+					 "%s%d", *far_nodes ? "," : "", p->mem[i].node);
+		snprintf(fix, sizeof(fix), "move what is there: migratepages %d %s %s; bind its CPUs to node %s before it allocates (memory follows the first touch): `railbind run`, or numactl --cpunodebind=%s --preferred=%s",
+			 (int)p->pid, far_nodes, tl, tl, tl, tl);
 		ev = json_object_new_object();
 		json_object_object_add(ev, "anon_kb", json_object_get(kb));
 		json_object_object_add(ev, "far_kb", json_object_new_int64((int64_t)far));
 		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
-		add_finding(j, "memory-far", sev, ev,
-			    "bind its CPUs to the GPU's node before it allocates (memory follows the first touch), and a preferred policy: numactl --cpunodebind=N --preferred=N, or `railbind run`; `migratepages PID FROM TO` moves what is already there",
+		add_finding(j, "memory-far", sev, ev, fix,
 			    "%llu%% of its %llu MiB of anonymous memory is on NUMA nodes other than %s; %s on NUMA node %s",
 			    far * 100 / total, total / 1024, tl, subject, tl);
 	}
@@ -690,7 +700,7 @@ static void check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bit
 		json_object_object_add(ev, "policy", json_object_new_string(pol));
 		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
 		add_finding(j, "memory-policy", sev, ev,
-			    "set the policy to the GPU's node: numactl --preferred=N (or --membind=N), or start it with `railbind run`",
+			    "restart it with its GPU's node as the policy: `railbind run`, or numactl --preferred=N (N its GPU's node)",
 			    "its memory policy %s keeps its memory off NUMA node %s; %s on NUMA node %s",
 			    pol, tl, subject, tl);
 	} else if (strstr(mode, "interleave") && !hwloc_bitmap_isincluded(pn, target)) {
@@ -698,7 +708,7 @@ static void check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bit
 		json_object_object_add(ev, "policy", json_object_new_string(pol));
 		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
 		add_finding(j, "memory-policy", AFF_SEV_WARN, ev,
-			    "prefer the GPU's node (numactl --preferred=N), or start it with `railbind run`",
+			    "restart it preferring its GPU's node: `railbind run`, or numactl --preferred=N (N its GPU's node)",
 			    "its memory policy %s spreads its memory over NUMA nodes beyond %s; %s on NUMA node %s",
 			    pol, tl, subject, tl);
 	}
@@ -788,7 +798,7 @@ static void check_nics(struct aff_verify *v, struct judged *j, const struct plan
 	enum aff_path want = AFF_PATH_NONE, got = AFF_PATH_NONE, best;
 	enum aff_sev sev = AFF_SEV_OK, s;
 	struct json_object *ev, *srcs;
-	char used[256] = "", rails[256] = "";
+	char used[256] = "", rails[256] = "", fix[640];
 	size_t u, i, k, worst = nuse;
 
 	if (!j->ngpu || !pl->nrails)
@@ -839,13 +849,27 @@ static void check_nics(struct aff_verify *v, struct judged *j, const struct plan
 	for (i = 0; i < use[worst].n; i++)
 		snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", i ? "," : "",
 			 aff_audit_rail_name(t, use[worst].rail[i]));
+	{
+		char hca[256] = "";
+
+		for (i = 0; i < pl->nrails; i++) {
+			const struct aff_rail *r = &t->rail[pl->rails[i]];
+
+			if (r->name)
+				snprintf(hca + strlen(hca), sizeof(hca) - strlen(hca), "%s%s:%d",
+					 *hca ? "," : "", r->name, r->port > 0 ? r->port : 1);
+		}
+		snprintf(fix, sizeof(fix), *hca ?
+			 "restart it on its rail: NCCL_IB_HCA==%s UCX_NET_DEVICES=%s (what `railbind plan` gives it), or with `railbind run`" :
+			 "restart it on its rail (%s`railbind plan` names it), or with `railbind run`",
+			 hca, hca);
+	}
 	ev = json_object_new_object();
 	json_object_object_add(ev, "used", srcs);
 	json_object_object_add(ev, "path", str_or_null(aff_path_name(got)));
 	json_object_object_add(ev, "planned_nics", json_object_new_string(rails));
 	json_object_object_add(ev, "planned_path", str_or_null(aff_path_name(want)));
-	add_finding(j, "nic-not-rail", sev, ev,
-		    "let the rank use its GPU's rail: NCCL_IB_HCA and UCX_NET_DEVICES from `railbind plan`, or start it with `railbind run`",
+	add_finding(j, "nic-not-rail", sev, ev, fix,
 		    "uses NIC %s (%s; a %s path to its GPU %s), not its rail %s (%s)", used,
 		    use[worst].source, got == AFF_PATH_NONE ? "unknown" : aff_path_name(got),
 		    gpu_pci(t, j->gpu[0]), rails,

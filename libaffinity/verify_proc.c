@@ -65,7 +65,7 @@ static int read_at(int dirfd, const char *name, size_t max, char **out, size_t *
 		if (fd >= 0)
 			close(fd);
 		free(buf);
-		return -e;
+		return e > 0 ? -e : -EIO;
 	}
 	for (;;) {
 		if (got == cap) {
@@ -105,7 +105,7 @@ static int read_at(int dirfd, const char *name, size_t max, char **out, size_t *
 /* The fields after "(comm)" of a stat line; comm may hold ')' and blanks. */
 static const char *stat_fields(const char *s, char *comm, size_t commlen)
 {
-	const char *open = strchr(s, '('), *close = strrchr(s, ')');
+	const char *open = s ? strchr(s, '(') : NULL, *close = s ? strrchr(s, ')') : NULL;
 
 	if (!open || !close || close < open)
 		return NULL;
@@ -470,7 +470,7 @@ static int read_environ(int dfd, struct aff_vproc *p)
 {
 	const char *rank_from = NULL, *job_from = NULL;
 	int rank_prio = 99, job_prio = 99;
-	size_t len, off;
+	size_t len = 0, off;
 	char *env;
 	int rc = read_at(dfd, "environ", MAX_ENVIRON, &env, &len);
 
@@ -553,10 +553,10 @@ static int read_cpuset(const struct aff_vdevs *t, int dfd, struct aff_vproc *p)
 
 static void read_cmdline(int dfd, struct aff_vproc *p)
 {
-	size_t len, i;
+	size_t len = 0, i;
 	char *s;
 
-	if (read_at(dfd, "cmdline", sizeof(p->cmdline) - 1, &s, &len) < 0)
+	if (read_at(dfd, "cmdline", sizeof(p->cmdline) - 1, &s, &len) < 0 || !s)
 		return;
 	for (i = 0; i < len; i++)
 		if (!s[i] || !isprint((unsigned char)s[i]))

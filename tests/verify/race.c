@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -101,13 +102,18 @@ static int setup(void **state)
 	return 0;
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
 static int teardown(void **state)
 {
-	char cmd[600];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Load two-node under the stand-in root and verify @pid with @hook. */
