@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 
 #include "client.h"
@@ -100,27 +101,39 @@ static int from_broker(struct aff_vleases *ls, const char *path, int timeout_ms)
 	return rc;
 }
 
+/*
+ * The file is read as every file railbind reads: opened non-blocking without
+ * following a last symlink, refused unless a regular file of at most
+ * MAX_LEASE_FILE bytes, read once.
+ */
 static int from_file(struct aff_vleases *ls, const char *path)
 {
 	struct json_object *doc, *arr;
-	char *buf = malloc(MAX_LEASE_FILE + 1), why[256];
+	char *buf = NULL, why[256];
+	struct stat st;
 	size_t got = 0;
-	ssize_t n = 0;
+	ssize_t n;
 	int fd, rc;
 
-	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	while (fd >= 0 && got < MAX_LEASE_FILE &&
-	       ((n = read(fd, buf + got, MAX_LEASE_FILE - got)) > 0 || (n < 0 && errno == EINTR)))
-		got += n > 0 ? (size_t)n : 0;
-	if (fd < 0 || n < 0) {
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0) {
 		snprintf(why, sizeof(why), "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(buf);
 		goto none;
 	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_LEASE_FILE) {
+		snprintf(why, sizeof(why), "%s: not a regular file of at most %u bytes", path,
+			 MAX_LEASE_FILE);
+		close(fd);
+		goto none;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)st.st_size &&
+	       ((n = read(fd, buf + got, (size_t)st.st_size - got)) > 0 || (n < 0 && errno == EINTR)))
+		got += n > 0 ? (size_t)n : 0;
 	close(fd);
 	buf[got] = '\0';
 	doc = json_tokener_parse(buf);

@@ -269,6 +269,12 @@ V --json -i "$FIX/verify8.xml" --pid "$leased"
 if [ "$rc" -eq 0 ] && [ "$(jq -r .leases.source "$tmp/out")" = none ] &&
     jq -r .leases.from "$tmp/out" | grep -q 'not a railbind.leases/1 file'
 then ok; else bad "bad lease file: rc=$rc"; fi
+# A FIFO in its place: refused, not waited on.
+rm -f "$root/run/railbind/leases.json"
+mkfifo "$root/run/railbind/leases.json"
+V --json -i "$FIX/verify8.xml" --pid "$leased"
+if [ "$rc" -eq 0 ] && jq -r .leases.from "$tmp/out" | grep -q 'not a regular file'
+then ok; else bad "a FIFO for a lease file: rc=$rc"; fi
 rm -rf "$root/run"
 # A socket nobody listens on: said, then the file (absent) is tried.
 "$RAILBIND" verify --root "$root" -s "$tmp/none.sock" --json -i "$FIX/verify8.xml" --pid "$leased" >"$tmp/out" 2>"$tmp/err"
