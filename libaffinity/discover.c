@@ -21,6 +21,7 @@
 #include <hwloc.h>
 
 #include "discover.h"
+#include "discover_health.h"
 #include "gpu_discover.h"
 #include "internal.h"
 #include "kmod_snapshot.h"
@@ -32,6 +33,8 @@ struct annotator {
 	bool real_root;
 	struct aff_discover_report *rep;
 	struct aff_kmod_snapshot *kmod;	/* railbind.ko's view, NULL without the module */
+	struct aff_health health;	/* railbindd's counters of this boot */
+	bool have_health;
 	unsigned unreadable;		/* AFF_UNREADABLE_* of the object being annotated */
 };
 
@@ -524,6 +527,9 @@ static int annotate_pci(struct annotator *an, hwloc_obj_t obj)
 		ret = annotate_port_type(an, obj, dev, bdf);
 	if (!ret && an->unreadable)
 		ret = add_unreadable(obj, an->unreadable);
+	if (!ret)
+		ret = aff_discover_health_pci(obj, dev, strrchr(dev, '/') + 1,
+					      an->have_health ? &an->health : NULL, an->kmod);
 	return ret;
 }
 
@@ -568,7 +574,8 @@ static int parse_port_rate(const char *s, char *out, size_t outlen)
 	return 0;
 }
 
-static int annotate_ofed_port(hwloc_obj_t obj, const char *ports, const char *port)
+static int annotate_ofed_port(struct annotator *an, hwloc_obj_t obj, const char *ports,
+			      const char *port)
 {
 	char path[PATH_MAX], raw[64], name[48], val[32];
 	unsigned long p = strtoul(port, NULL, 10);
@@ -588,9 +595,15 @@ static int annotate_ofed_port(hwloc_obj_t obj, const char *ports, const char *po
 	if (!has_info(obj, name) &&
 	    snprintf(path, sizeof(path), "%s/%s/rate", ports, port) < (int)sizeof(path) &&
 	    read_text(path, raw, sizeof(raw)) == 0 &&
-	    parse_port_rate(raw, val, sizeof(val)) == 0)
-		return add_info(obj, name, val);
-	return 0;
+	    parse_port_rate(raw, val, sizeof(val)) == 0) {
+		ret = add_info(obj, name, val);
+		if (ret < 0)
+			return ret;
+	}
+	if (snprintf(path, sizeof(path), "%s/%s", ports, port) >= (int)sizeof(path))
+		return 0;
+	return aff_discover_health_port(obj, path, (unsigned)p,
+					an->have_health ? &an->health : NULL);
 }
 
 static int annotate_ofed(struct annotator *an, hwloc_obj_t obj)
@@ -611,7 +624,7 @@ static int annotate_ofed(struct annotator *an, hwloc_obj_t obj)
 	ret = 0;
 	for (i = 0; i < n; i++) {
 		if (!ret)
-			ret = annotate_ofed_port(obj, ports, ents[i]->d_name);
+			ret = annotate_ofed_port(an, obj, ports, ents[i]->d_name);
 		free(ents[i]);
 	}
 	free(ents);
@@ -772,6 +785,10 @@ static int annotate_machine(struct annotator *an, hwloc_obj_t obj)
 		if (ret < 0)
 			return ret;
 	}
+	ret = aff_discover_health_machine(obj, an->root, an->have_health ? &an->health : NULL,
+					  an->kmod);
+	if (ret < 0)
+		return ret;
 	return annotate_peers(an, obj);
 }
 
@@ -821,6 +838,13 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 	an.kmod = NULL;
 	if (aff_kmod_snapshot_read(an.real_root ? NULL : root, &an.kmod, NULL, 0) < 0)
 		an.kmod = NULL;
+	/* railbindd's counters, when it keeps them and they are of this boot. */
+	{
+		char path[PATH_MAX];
+
+		an.have_health = mkpath(&an, path, sizeof(path), "%s", AFF_COUNTERS_FILE) == 0 &&
+				 aff_health_load(path, an.real_root ? NULL : root, &an.health) == 0;
+	}
 
 	for (obj = NULL; (obj = hwloc_get_next_pcidev(topo, obj));) {
 		ret = annotate_pci(&an, obj);
@@ -852,6 +876,8 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 	write_note(an.rep);
 out:
 	aff_kmod_snapshot_free(an.kmod);
+	if (an.have_health)
+		aff_health_clear(&an.health);
 	return ret;
 }
 

@@ -562,6 +562,67 @@ static void port_type_conventional(void **state)
 	assert_info(pci_obj(fx->topo, PORT1), AFF_INFO_PORT_TYPE, "bridge");
 }
 
+/*
+ * Health: the kernel's AER totals (plus what railbindd counted before a
+ * removal), the NIC port's own counters, railbindd's link and port changes of
+ * this boot, the uptime; nothing of railbindd's from another boot.
+ */
+static void annotate_health(void **state)
+{
+	struct fixture *fx = *state;
+	hwloc_obj_t mach = hwloc_get_root_obj(fx->topo), nic = pci_obj(fx->topo, NIC);
+	hwloc_obj_t gpu = pci_obj(fx->topo, GPU), ofed = ofed_obj(fx->topo, "mlx5_0");
+
+	put_pci(fx->dir, NIC, "aer_dev_correctable", "RxErr 7\nBadTLP 0\nTOTAL_ERR_COR 7\n");
+	put_pci(fx->dir, NIC, "aer_dev_nonfatal", "CmpltTO 1\nTOTAL_ERR_NONFATAL 1\n");
+	put_pci(fx->dir, NIC, "aer_dev_fatal", "DLP 0\nTOTAL_ERR_FATAL 0\n");
+	put(fx->dir, "sys/class/infiniband/mlx5_0/ports/1/counters/link_downed", "3\n");
+	put(fx->dir, "sys/class/infiniband/mlx5_0/ports/1/counters/link_error_recovery", "1\n");
+	put(fx->dir, "proc/uptime", "1234.56 789.00\n");
+	put(fx->dir, "proc/sys/kernel/random/boot_id", "0b0b0b0b-1111-2222-3333-444444444444\n");
+	put(fx->dir, "run/railbind/counters.json",
+	    "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
+	    "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":1700000000,"
+	    "\"updated\":1700000100,\"links\":["
+	    "{\"pci\":\"" GPU "\",\"speed\":32.0,\"width\":8,\"gpu_link\":true,"
+	    "\"present\":true,\"changes\":4,\"speed_idle\":9},"
+	    "{\"pci\":\"" NIC "\",\"speed\":16.0,\"width\":16,\"present\":true,"
+	    "\"changes\":0,\"aer\":[7,1,0],\"aer_base\":[2,0,0]}],"
+	    "\"ports\":[{\"name\":\"mlx5_0\",\"port\":1,\"state\":\"ACTIVE\","
+	    "\"present\":true,\"changes\":2,\"downs\":1}]}\n");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	assert_info(nic, "RailbindAerCorrectable", "9");
+	assert_info(nic, "RailbindAerNonFatal", "1");
+	assert_info(nic, "RailbindAerFatal", "0");
+	assert_info(nic, "RailbindLinkChanges", "0");
+	assert_info(gpu, "RailbindAerCorrectable", NULL);
+	assert_info(gpu, "RailbindLinkChanges", "4");
+	assert_info(ofed, "RailbindPort1LinkDowned", "3");
+	assert_info(ofed, "RailbindPort1ErrorRecovery", "1");
+	assert_info(ofed, "RailbindPort1Changes", "2");
+	assert_info(ofed, "RailbindPort1Downs", "1");
+	assert_info(ofed, "RailbindPort2LinkDowned", NULL);
+	assert_info(mach, "RailbindUptime", "1234");
+	assert_info(mach, "RailbindCounters", "broker");
+	assert_info(mach, "RailbindCountersSince", "1700000000");
+}
+
+static void annotate_health_other_boot(void **state)
+{
+	struct fixture *fx = *state;
+	hwloc_obj_t gpu = pci_obj(fx->topo, GPU);
+
+	put(fx->dir, "proc/sys/kernel/random/boot_id", "99999999-1111-2222-3333-444444444444\n");
+	put(fx->dir, "run/railbind/counters.json",
+	    "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
+	    "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":1,\"updated\":2,"
+	    "\"links\":[{\"pci\":\"" GPU "\",\"width\":8,\"present\":true,\"changes\":4}],"
+	    "\"ports\":[]}\n");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	assert_info(gpu, "RailbindLinkChanges", NULL);
+	assert_info(hwloc_get_root_obj(fx->topo), "RailbindCounters", NULL);
+}
+
 /* Peer memory decision on a fresh root holding only what each case names. */
 static const char *peer_memory_for(const char *const *files)
 {
@@ -1000,6 +1061,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kmod_loaded_without_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_type_conventional, setup, teardown),
+		cmocka_unit_test_setup_teardown(annotate_health, setup, teardown),
+		cmocka_unit_test_setup_teardown(annotate_health_other_boot, setup, teardown),
 		cmocka_unit_test(peer_memory_decision),
 		cmocka_unit_test(annotate_bad_args),
 		cmocka_unit_test_setup_teardown(snapshot_roundtrip, setup, teardown),
