@@ -37,7 +37,7 @@ LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c l
 	input.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c json.c client.c client_binding.c apply.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
-LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
+LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c
 CLI_SRCS += audit.c
 # railbind fleet (broker/fleet*.c) and its tests (tests/fleet).
 CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c

@@ -16,7 +16,7 @@
 const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 	"gpu-nic-path", "numa-unknown", "numa-mismatch", "acs-redirect",
 	"link-downtrained", "peer-memory", "iommu-translation", "nic-port-down",
-	"nic-shared", "peer-cross-path",
+	"nic-shared", "peer-cross-path", "link-flapping", "pcie-errors", "port-flapping",
 };
 
 static const char *const sev_names[] = { "ok", "warn", "fail", "unknown" };
@@ -300,6 +300,8 @@ int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsigned long fl
 		rc = aff_audit_nic(a);
 	if (!rc)
 		rc = aff_audit_host(a);
+	if (!rc)
+		rc = aff_audit_health(a);
 	/* A check that neither found anything nor gave up passed: say so. */
 	for (k = 0; !rc && k < AFF_AUDIT_NCHECKS; k++)
 		if (!a->check_found[k] && !is_undecided(a, aff_audit_check_ids[k]))

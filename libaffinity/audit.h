@@ -43,7 +43,7 @@ enum aff_sev {
 };
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 10
+#define AFF_AUDIT_NCHECKS 13
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
@@ -109,10 +109,12 @@ const char *aff_audit_rail_name(const struct aff_topo *t, int rail);
 /* NUMA node of a device: raw sysfs value when >= 0, else its locality's; -1. */
 int aff_audit_dev_numa(const struct aff_topo *t, int dev);
 
-/* The check groups (audit_pcie.c, audit_numa.c, audit_nic.c, audit_host.c). */
+/* The check groups (audit_pcie.c, audit_numa.c, audit_nic.c, audit_host.c, audit_health.c). */
 int aff_audit_pcie(struct aff_audit *a);
 int aff_audit_numa(struct aff_audit *a);
 int aff_audit_nic(struct aff_audit *a);
 int aff_audit_host(struct aff_audit *a);
+/* link-flapping, pcie-errors, port-flapping (audit_health.c). */
+int aff_audit_health(struct aff_audit *a);
 
 #endif /* AFF_AUDIT_H */

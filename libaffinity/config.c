@@ -124,8 +124,57 @@ static int parse_list(struct aff_config *conf, const char *key, char *value)
 	return rc;
 }
 
+/*
+ * The health limits and their defaults (railbind.conf(5) says where each comes from).
+ */
+static const struct {
+	const char *key;
+	unsigned long def;
+} health_limits[AFF_LIMIT_N] = {
+	[AFF_LIMIT_PCIE_COR_PER_MIN] = { "pcie-correctable-per-minute", 8 },
+	[AFF_LIMIT_PCIE_NONFATAL] = { "pcie-nonfatal", 1 },
+	[AFF_LIMIT_PCIE_FATAL] = { "pcie-fatal", 1 },
+	[AFF_LIMIT_LINK_FLAPPING] = { "link-flapping", 2 },
+	[AFF_LIMIT_PORT_FLAPPING] = { "port-flapping", 1 },
+};
+
+unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l)
+{
+	return conf->health_set & (1u << l) ? conf->health_limit[l] : health_limits[l].def;
+}
+
+const char *aff_config_health_key(enum aff_health_limit l)
+{
+	return health_limits[l].key;
+}
+
+/* 1: a health limit, parsed (or -EINVAL); 0: another key. */
+static int parse_health_limit(struct aff_config *conf, const char *key, const char *value,
+			      const char **expect)
+{
+	unsigned long v;
+	char *end;
+	int l;
+
+	for (l = 0; l < AFF_LIMIT_N; l++)
+		if (!strcmp(key, health_limits[l].key))
+			break;
+	if (l == AFF_LIMIT_N)
+		return 0;
+	*expect = "a whole number from 0 (off) to 1000000";
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (!isdigit((unsigned char)*value) || *end || errno || v > 1000000)
+		return -EINVAL;
+	conf->health_limit[l] = v;
+	conf->health_set |= 1u << l;
+	return 1;
+}
+
 static int parse_line(struct aff_config *conf, char *line, const char **expect)
 {
+	int rc;
+
 	char *eq, *key, *value;
 
 	*expect = "\"key = value\"";
@@ -180,7 +229,10 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		conf->gpu_sharing = yes ? AFF_GPU_SHARING_YES : AFF_GPU_SHARING_NO;
 		return 0;
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing";
+	rc = parse_health_limit(conf, key, value, expect);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping";
 	return -EINVAL;
 }
 

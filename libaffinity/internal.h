@@ -29,6 +29,16 @@ enum {
 	AFF_GPU_SHARING_NO,
 };
 
+/*
+ * The audit's health limits (railbind.conf: pcie-correctable-per-minute,
+ * pcie-nonfatal, pcie-fatal, link-flapping, port-flapping); a limit of 0 turns
+ * its finding off. aff_config_health_limit() gives the default when unset.
+ */
+enum aff_health_limit {
+	AFF_LIMIT_PCIE_COR_PER_MIN, AFF_LIMIT_PCIE_NONFATAL, AFF_LIMIT_PCIE_FATAL,
+	AFF_LIMIT_LINK_FLAPPING, AFF_LIMIT_PORT_FLAPPING, AFF_LIMIT_N
+};
+
 struct aff_config {
 	struct aff_idmatch *accel;
 	size_t naccel;
@@ -41,6 +51,8 @@ struct aff_config {
 	bool mem_bind;
 	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
 	int gpu_sharing;	/* AFF_GPU_SHARING_*: one GPU, several users' leases */
+	unsigned long health_limit[AFF_LIMIT_N];
+	unsigned health_set;	/* bit per limit given in the file */
 };
 
 struct aff_ctx {
@@ -83,6 +95,9 @@ int aff_write_atomic(const char *what, const char *path, const char *buf, size_t
 		     char *err, size_t errlen);
 
 void aff_config_clear(struct aff_config *conf);
+unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l);
+/* The railbind.conf key of limit @l. */
+const char *aff_config_health_key(enum aff_health_limit l);
 int aff_config_parse(struct aff_config *conf, const char *path,
 		     const char *text, char *err, size_t errlen);
 

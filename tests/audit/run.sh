@@ -36,23 +36,82 @@ audit-rate nic-port-down warn 1
 audit-cross gpu-nic-path fail 2
 audit-no-peermem peer-memory warn 1
 audit-iommu iommu-translation warn 1
+health-fatal pcie-errors fail 2
+health-nonfatal pcie-errors warn 1
+health-cor pcie-errors warn 1
+health-flap link-flapping fail 2
+health-port port-flapping fail 2
 EOF
 while read -r f _; do
+	case $f in health-*) continue ;; esac
 	[ -f "$FIX/$f.xml" ] || { echo "audit: $FIX/$f.xml missing; run make fixtures"; exit 1; }
 done <"$tmp/faults"
 
-# The healthy node: exit 0, no warn/fail finding, every check ok except
-# peer-cross-path (no peer records: ok, the fixture says the module is loaded).
+# The healthy node: exit 0, no warn/fail finding, every check ok but the
+# three health checks, which a fixture without counters cannot decide.
 run --json -i "$FIX/audit-ok.xml"
 if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
     [ "$(jq '[.checks[] | select(.severity != "ok")] | length' "$tmp/out")" = 0 ] &&
-    [ "$(jq '[.summary[] | select(. != "ok")] | length' "$tmp/out")" = 0 ] &&
-    [ "$(jq '.summary | length' "$tmp/out")" = 10 ]; then ok
+    [ "$(jq -c '[.summary | to_entries[] | select(.value != "ok") | .key] | sort' "$tmp/out")" = \
+	'["link-flapping","pcie-errors","port-flapping"]' ] &&
+    [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["link-flapping","pcie-errors","port-flapping"]' ] &&
+    [ "$(jq '.summary | length' "$tmp/out")" = 13 ]; then ok
 else bad "audit-ok: rc=$rc $(jq -c .summary "$tmp/out" 2>/dev/null)"; fi
+
+# Health over time: audit-ok with the counters a snapshot carries (discovery's
+# health attributes), all zero: every check decided and ok. health OUT SET...
+# plants values: PCI/INFO=VALUE on a PCI object, mlx5_N/INFO=VALUE on an RDMA
+# device, machine/INFO=VALUE on the Machine (replacing the zero or adding).
+health() {
+	out=$1
+	shift
+	sed -e '/<object type="\(PCIDev\|Bridge\)"[^>]*pci_busid=/a <info name="RailbindAerCorrectable" value="0"/>\
+<info name="RailbindAerNonFatal" value="0"/>\
+<info name="RailbindAerFatal" value="0"/>\
+<info name="RailbindLinkChanges" value="0"/>' \
+	    -e '/<object type="OSDev"[^>]*name="mlx5_[0-9]*"/a <info name="RailbindPort1LinkDowned" value="0"/>\
+<info name="RailbindPort1ErrorRecovery" value="0"/>' \
+	    -e '/name="RailbindKmod"/a <info name="RailbindUptime" value="600"/>\
+<info name="RailbindCounters" value="broker"/>\
+<info name="RailbindCountersSince" value="1700000000"/>' \
+	    "$FIX/audit-ok.xml" >"$tmp/$out.xml"
+	for set in "$@"; do
+		where=${set%%/*}
+		name=${set#*/}
+		value=${name#*=}
+		name=${name%%=*}
+		case $where in
+		machine) anchor='name="RailbindKmod"' ;;
+		mlx5_*) anchor="<object type=\"OSDev\"[^>]*name=\"$where\"" ;;
+		*) anchor="pci_busid=\"$where\"" ;;
+		esac
+		if grep -q "$anchor" "$tmp/$out.xml"; then :; else bad "test setup: no $where"; fi
+		# Drop the zero of that name right below the anchor, then add the value there.
+		awk -v a="$anchor" -v n="$name" -v v="$value" '
+			{ print }
+			$0 ~ a { printf "<info name=\"%s\" value=\"%s\"/>\n", n, v }' "$tmp/$out.xml" |
+		awk -v n="$name" '
+			/<object/ { seen = 0 }
+			index($0, "name=\"" n "\"") { if (seen++) next }
+			{ print }' >"$tmp/$out.tmp" && mv "$tmp/$out.tmp" "$tmp/$out.xml"
+	done
+}
+health health-ok
+run --json -i "$tmp/health-ok.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq '[.summary[] | select(. != "ok")] | length' "$tmp/out")" = 0 ] &&
+    [ "$(jq '.undecided | length' "$tmp/out")" = 0 ]; then ok
+else bad "health counters all zero: rc=$rc $(jq -c .summary "$tmp/out")"; fi
+health health-fatal 0000:04:00.0/RailbindAerFatal=1
+health health-nonfatal 0000:05:00.0/RailbindAerNonFatal=2
+# 100 correctable errors in 10 minutes: 10 a minute, more than the 8 allowed.
+health health-cor 0000:03:00.0/RailbindAerCorrectable=100
+health health-flap 0000:04:00.0/RailbindLinkChanges=2
+health health-port mlx5_1/RailbindPort1LinkDowned=1
 
 # Each fault: exactly its check, at its severity, and nothing else.
 while read -r f id sev code; do
 	x=$FIX/$f.xml
+	case $f in health-*) x=$tmp/$f.xml ;; esac
 	run --json -i "$x"
 	others=$(jq -r --arg id "$id" '[.checks[] | select(.severity != "ok" and .id != $id) | .id] | join(",")' "$tmp/out")
 	mine=$(jq -r --arg id "$id" '[.checks[] | select(.id == $id) | .severity] | unique | join(",")' "$tmp/out")
@@ -112,6 +171,53 @@ if [ "$rc" -eq 2 ] &&
       '[["fail","mlx5_0",1,["0000:04:00.0"]]]' ] &&
     [ "$(jq '[.checks[] | select(.severity != "ok" and .id != "nic-port-down")] | length' "$tmp/out")" = 0 ]
 then ok; else bad "rail-down: rc=$rc $(jq -c '[.checks[] | select(.severity != "ok") | [.id, .subject]]' "$tmp/out")"; fi
+
+# Health: the evidence, the limits of railbind.conf, what is below them, and
+# what nobody counted.
+run --json -i "$tmp/health-cor.xml"
+if jq -e '.checks[] | select(.id == "pcie-errors" and .severity == "warn") | .subject == "0000:03:00.0" and
+    .evidence.correctable == 100 and .evidence.uptime_s == 600 and .evidence.correctable_per_minute == 10' \
+    "$tmp/out" >/dev/null; then ok; else bad "pcie-errors evidence"; fi
+health health-cor-low 0000:03:00.0/RailbindAerCorrectable=70
+run --json -i "$tmp/health-cor-low.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["pcie-errors"]' "$tmp/out")" = ok ]; then ok
+else bad "7 correctable errors a minute: rc=$rc"; fi
+run --json -i "$tmp/health-flap.xml"
+if jq -e '.checks[] | select(.id == "link-flapping") | .subject == "0000:04:00.0" and
+    .evidence.changes == 2 and .evidence.counted_by == "broker" and .evidence.since == 1700000000 and
+    (.devices == ["0000:04:00.0"])' "$tmp/out" >/dev/null; then ok; else bad "link-flapping evidence"; fi
+health health-flap-one 0000:04:00.0/RailbindLinkChanges=1
+run --json -i "$tmp/health-flap-one.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["link-flapping"]' "$tmp/out")" = ok ]; then ok
+else bad "one link change: rc=$rc"; fi
+# Counts without anyone counting this boot (no RailbindCounters): undecided.
+grep -v 'name="RailbindCounters' "$tmp/health-flap.xml" >"$tmp/health-nocount.xml"
+run --json -i "$tmp/health-nocount.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["link-flapping"]' "$tmp/out")" = unknown ] &&
+    jq -e '.undecided[] | select(.id == "link-flapping") | .reason | test("nobody counts")' "$tmp/out" >/dev/null
+then ok; else bad "link changes nobody counted: rc=$rc"; fi
+# railbindd saw the port leave ACTIVE twice, the NIC's counter says nothing.
+health health-downs mlx5_2/RailbindPort1Downs=2
+run --json -i "$tmp/health-downs.xml"
+if [ "$rc" -eq 2 ] && jq -e '.checks[] | select(.id == "port-flapping") | .subject == "mlx5_2" and
+    .evidence.downs_seen == 2 and .evidence.link_downed == 0' "$tmp/out" >/dev/null; then ok
+else bad "port-flapping from railbindd's count: rc=$rc"; fi
+# railbind.conf moves the limits: 3 link changes needed, fatal errors off.
+printf 'link-flapping = 3\npcie-fatal = 0\n' >"$tmp/limits.conf"
+run --json -c "$tmp/limits.conf" -i "$tmp/health-flap.xml"
+r1=$rc
+run --json -c "$tmp/limits.conf" -i "$tmp/health-fatal.xml"
+if [ "$r1" -eq 0 ] && [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["pcie-errors"]' "$tmp/out")" = ok ]; then ok
+else bad "railbind.conf limits: rc=$r1/$rc"; fi
+printf 'link-flapping = two\n' >"$tmp/limits.conf"
+run --json -c "$tmp/limits.conf" -i "$tmp/health-flap.xml"
+if [ "$rc" -eq 3 ] && grep -q "limits.conf:1: expected a whole number" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok
+else bad "a bad limit: rc=$rc $(cat "$tmp/err")"; fi
+# Prometheus and NFD name the new checks, undecided as 3 / unknown.
+run --prom -i "$FIX/audit-ok.xml"
+if grep -qx 'railbind_audit_check_status{check="link-flapping"} 3' "$tmp/out" &&
+    grep -qx 'railbind_audit_check_status{check="port-flapping"} 3' "$tmp/out"; then ok
+else bad "--prom: undecided health checks"; fi
 
 # nic-shared is information: exit 0, severity ok, one per switch.
 run --json -i "$FIX/audit-shared.xml"
@@ -189,6 +295,18 @@ EOF
 		    grep -q 'name="RailbindUnreadable" value="acs"' "$tmp/fed.xml" &&
 		    grep -q '^acs_unreadable=[1-9]' "$tmp/feed.out"; then ok
 		else bad "module feed: $(cat "$tmp/feed.out") $(jq -c '[.checks[] | select(.severity != "ok") | [.id, .subject]]' "$tmp/out")"; fi
+		# The module counting link changes (its dev records' link_changes=, the key
+		# railbind.ko is to carry): RailbindLinkChanges from it, counted by "kmod".
+		sed -e 's|^\(dev pci=0000:04:00.0 .*\)$|\1 link_changes=3|' \
+		    -e 's|^\(dev pci=0000:05:00.0 .*\)$|\1 link_changes=0|' \
+		    "$tmp/root/dev/railbind" >"$tmp/root/dev/railbind.new"
+		mv "$tmp/root/dev/railbind.new" "$tmp/root/dev/railbind"
+		"$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed3.xml" >/dev/null 2>&1
+		run --json -i "$tmp/fed3.xml"
+		if grep -q 'name="RailbindCounters" value="kmod"' "$tmp/fed3.xml" &&
+		    jq -e '[.checks[] | select(.id == "link-flapping" and .severity == "fail") |
+			[.subject, .evidence.changes, .evidence.counted_by]] == [["0000:04:00.0", 3, "kmod"]]' "$tmp/out" >/dev/null
+		then ok; else bad "module link counts: $(jq -c '[.checks[] | select(.id == "link-flapping")]' "$tmp/out")"; fi
 		# Without the module: the ports' ACS unreadable, acs-redirect undecided, no peers.
 		rm "$tmp/root/dev/railbind"
 		"$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed2.xml" >/dev/null 2>&1

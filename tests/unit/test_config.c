@@ -140,6 +140,35 @@ static void test_files(void **state)
 	fx_rmdir(dir);
 }
 
+/* The audit's health limits: defaults, values, 0 for off, bad values. */
+static void test_health_limits(void **state)
+{
+	struct aff_config c = { 0 };
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PCIE_COR_PER_MIN), 8);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PCIE_NONFATAL), 1);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PCIE_FATAL), 1);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_LINK_FLAPPING), 2);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PORT_FLAPPING), 1);
+	assert_int_equal(aff_config_parse(&c, "h.conf",
+					  "link-flapping = 5\npcie-nonfatal = 0\nport-flapping=3\n",
+					  err, sizeof(err)), 0);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_LINK_FLAPPING), 5);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PCIE_NONFATAL), 0);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PORT_FLAPPING), 3);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PCIE_FATAL), 1);
+	assert_string_equal(aff_config_health_key(AFF_LIMIT_PCIE_COR_PER_MIN),
+			    "pcie-correctable-per-minute");
+	aff_config_clear(&c);
+	expect_bad("link-flapping = -1\n", 1, "a whole number");
+	expect_bad("\npcie-fatal = 2x\n", 2, "a whole number");
+	expect_bad("port-flapping =\n", 1, "a whole number");
+	expect_bad("pcie-correctable-per-minute = 1000001\n", 1, "1000000");
+	expect_bad("link-flaping = 2\n", 1, "link-flapping");
+}
+
 static void test_mem_bind_plan(void **state)
 {
 	struct aff_topo *t = fx_load_conf("small", "memory-policy = bind\n");
@@ -163,6 +192,7 @@ int main(void)
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_mem_bind_plan),
+		cmocka_unit_test(test_health_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
