@@ -73,7 +73,7 @@ int aff_discover_health_pci(hwloc_obj_t obj, const char *devdir, const char *pci
 	};
 	const struct aff_health_link *l = h ? aff_health_find_link(h, pci) : NULL;
 	const struct aff_kmod_rec *rec = kmod_dev(kmod, pci);
-	unsigned long long aer[AFF_AER_N], v;
+	unsigned long long aer[AFF_AER_N] = { 0 }, v = 0;
 	int k, rc = 0;
 
 	if (aff_health_read_aer(devdir, aer) == 0)
@@ -108,7 +108,7 @@ int aff_discover_health_port(hwloc_obj_t obj, const char *portdir, unsigned port
 {
 	const struct aff_health_port *p = h && obj->name ? aff_health_find_port(h, obj->name, port) :
 				      NULL;
-	unsigned long long v;
+	unsigned long long v = 0;
 	char name[64];
 	int rc = 0;
 
