@@ -11,7 +11,7 @@ FUZZ_CC ?= clang
 FUZZ_BUILD := $(TOP)/build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 10
-FUZZ_ALL := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env
+FUZZ_ALL := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env verify
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_ALL))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

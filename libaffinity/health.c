@@ -594,9 +594,21 @@ static int load_doc(struct json_object *doc, struct aff_health *h)
 	return 0;
 }
 
+int aff_health_parse(const char *text, struct aff_health *h)
+{
+	struct json_object *doc = json_tokener_parse(text);
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	rc = doc && json_object_is_type(doc, json_type_object) ? load_doc(doc, h) : -EINVAL;
+	json_object_put(doc);
+	if (rc)
+		aff_health_clear(h);
+	return rc;
+}
+
 int aff_health_load(const char *path, const char *root, struct aff_health *h)
 {
-	struct json_object *doc;
 	char boot[40], *buf;
 	struct stat st;
 	ssize_t n;
@@ -621,10 +633,8 @@ int aff_health_load(const char *path, const char *root, struct aff_health *h)
 		got += n > 0 ? (size_t)n : 0;
 	close(fd);
 	buf[got] = '\0';
-	doc = json_tokener_parse(buf);
+	rc = aff_health_parse(buf, h);
 	free(buf);
-	rc = doc && json_object_is_type(doc, json_type_object) ? load_doc(doc, h) : -EINVAL;
-	json_object_put(doc);
 	if (!rc) {
 		aff_health_boot_id(root, boot, sizeof(boot));
 		if (*boot && strcmp(boot, h->boot_id))

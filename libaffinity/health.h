@@ -73,6 +73,8 @@ int aff_health_save(const struct aff_health *h, const char *path, char *err, siz
  * @root's boot_id (NULL root: this one). @h is cleared on failure.
  */
 int aff_health_load(const char *path, const char *root, struct aff_health *h);
+/* The same from @text (the fuzz target's entry); -EINVAL, -ENOMEM. */
+int aff_health_parse(const char *text, struct aff_health *h);
 const struct aff_health_link *aff_health_find_link(const struct aff_health *h, const char *pci);
 const struct aff_health_port *aff_health_find_port(const struct aff_health *h, const char *name,
 						   unsigned port);

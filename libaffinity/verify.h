@@ -158,6 +158,13 @@ typedef void (*aff_vproc_hook)(pid_t pid, const char *step, void *data);
 int aff_vproc_read(const struct aff_vdevs *t, pid_t pid, bool all, long uid,
 		   aff_vproc_hook hook, void *hook_data, struct aff_vproc *p);
 void aff_vproc_clear(struct aff_vproc *p);
+/*
+ * The parsers of aff_vproc_read() on text (fuzz/fuzz_verify.c): a stat line,
+ * numa_maps (changed in place) and an environ block of @envlen bytes, into a
+ * fresh @p (aff_vproc_clear() it). -ENOMEM only.
+ */
+int aff_vproc_parse(struct aff_vproc *p, const char *statline, char *numa_maps, const char *env,
+		    size_t envlen);
 /* Whether the process holds a GPU, a GPU driver's file or an RDMA device. */
 bool aff_vproc_uses_devices(const struct aff_vproc *p);
 
@@ -191,6 +198,8 @@ int aff_vleases_load(const struct aff_ctx *ctx, const char *socket, bool ask_bro
 const struct aff_vlease *aff_vleases_find(const struct aff_vleases *ls, pid_t pid,
 					  unsigned long long start);
 void aff_vleases_clear(struct aff_vleases *ls);
+/* A railbind.leases/1 document or a status reply's leases (fuzz target); -EINVAL. */
+int aff_vleases_parse(const char *text, struct aff_vleases *ls);
 
 /* ---- verify_judge.c ---- */
 

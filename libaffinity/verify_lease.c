@@ -101,6 +101,30 @@ static int from_broker(struct aff_vleases *ls, const char *path, int timeout_ms)
 	return rc;
 }
 
+/* The leases of a document's "leases" array; -EINVAL when it has none. */
+static int take_text(struct aff_vleases *ls, const char *text)
+{
+	struct json_object *doc = json_tokener_parse(text), *arr;
+	int rc = -EINVAL;
+
+	if (doc && json_object_object_get_ex(doc, "leases", &arr) &&
+	    json_object_is_type(arr, json_type_array))
+		rc = take(ls, arr);
+	json_object_put(doc);
+	return rc;
+}
+
+int aff_vleases_parse(const char *text, struct aff_vleases *ls)
+{
+	int rc;
+
+	memset(ls, 0, sizeof(*ls));
+	rc = take_text(ls, text);
+	if (rc)
+		aff_vleases_clear(ls);
+	return rc;
+}
+
 /*
  * The file is read as every file railbind reads: opened non-blocking without
  * following a last symlink, refused unless a regular file of at most
@@ -108,7 +132,6 @@ static int from_broker(struct aff_vleases *ls, const char *path, int timeout_ms)
  */
 static int from_file(struct aff_vleases *ls, const char *path)
 {
-	struct json_object *doc, *arr;
 	char *buf = NULL, why[256];
 	struct stat st;
 	size_t got = 0;
@@ -136,16 +159,12 @@ static int from_file(struct aff_vleases *ls, const char *path)
 		got += n > 0 ? (size_t)n : 0;
 	close(fd);
 	buf[got] = '\0';
-	doc = json_tokener_parse(buf);
+	rc = take_text(ls, buf);
 	free(buf);
-	if (!doc || !json_object_object_get_ex(doc, "leases", &arr) ||
-	    !json_object_is_type(arr, json_type_array)) {
+	if (rc == -EINVAL) {
 		snprintf(why, sizeof(why), "%s: not a railbind.leases/1 file", path);
-		json_object_put(doc);
 		goto none;
 	}
-	rc = take(ls, arr);
-	json_object_put(doc);
 	snprintf(ls->source, sizeof(ls->source), "file");
 	snprintf(ls->reason, sizeof(ls->reason), "%s", path);
 	return rc;

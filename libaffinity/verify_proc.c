@@ -458,19 +458,60 @@ static int read_numa_maps(int dfd, struct aff_vproc *p)
 	return rc;
 }
 
-static int set_env_value(char **slot, const char *v)
+static int set_env_value(char **slot, const char *v, size_t len)
 {
 	if (*slot)
 		return 0;
-	*slot = strndup(v, MAX_VALUE);
+	*slot = strndup(v, len < MAX_VALUE ? len : MAX_VALUE);
 	return *slot ? 0 : -ENOMEM;
+}
+
+/* The variables of aff_venv_names from an environ block (NUL-separated, @len bytes). */
+static int parse_environ(struct aff_vproc *p, const char *env, size_t len)
+{
+	const char *rank_from = NULL, *job_from = NULL;
+	int rank_prio = 99, job_prio = 99, rc = 0;
+	size_t off;
+
+	/* Like getenv(), the first of a name wins; a launcher's first variable too. */
+	for (off = 0; off < len && !rc; off += strnlen(env + off, len - off) + 1) {
+		const char *var = env + off, *eq = memchr(var, '=', strnlen(var, len - off));
+		size_t nlen, vlen, i;
+
+		if (!eq)
+			continue;
+		nlen = (size_t)(eq - var);
+		vlen = strnlen(eq + 1, len - off - nlen - 1);
+		for (i = 0; i < AFF_VENV_LOCAL_RANK && !rc; i++)
+			if (strlen(aff_venv_names[i]) == nlen && !strncmp(var, aff_venv_names[i], nlen))
+				rc = set_env_value(&p->env[i], eq + 1, vlen);
+		for (i = 0; rank_vars[i] && !rc; i++)
+			if ((int)i < rank_prio && strlen(rank_vars[i]) == nlen &&
+			    !strncmp(var, rank_vars[i], nlen)) {
+				free(p->env[AFF_VENV_LOCAL_RANK]);
+				p->env[AFF_VENV_LOCAL_RANK] = NULL;
+				rc = set_env_value(&p->env[AFF_VENV_LOCAL_RANK], eq + 1, vlen);
+				rank_prio = (int)i;
+				rank_from = rank_vars[i];
+			}
+		for (i = 0; job_vars[i] && !rc; i++)
+			if ((int)i < job_prio && strlen(job_vars[i]) == nlen &&
+			    !strncmp(var, job_vars[i], nlen) && vlen) {
+				free(p->env[AFF_VENV_JOB]);
+				p->env[AFF_VENV_JOB] = NULL;
+				rc = set_env_value(&p->env[AFF_VENV_JOB], eq + 1, vlen);
+				job_prio = (int)i;
+				job_from = job_vars[i];
+			}
+	}
+	p->env_rank_var = rank_from;
+	p->env_job_var = job_from;
+	return rc;
 }
 
 static int read_environ(int dfd, struct aff_vproc *p)
 {
-	const char *rank_from = NULL, *job_from = NULL;
-	int rank_prio = 99, job_prio = 99;
-	size_t len = 0, off;
+	size_t len = 0;
 	char *env;
 	int rc = read_at(dfd, "environ", MAX_ENVIRON, &env, &len);
 
@@ -480,38 +521,8 @@ static int read_environ(int dfd, struct aff_vproc *p)
 		note_unreadable(p, AFF_VP_NO_ENV, "environ", -rc);
 		return 0;
 	}
-	for (off = 0; off < len && !rc; off += strlen(env + off) + 1) {
-		const char *var = env + off, *eq = strchr(var, '=');
-		size_t nlen, i;
-
-		if (!eq)
-			continue;
-		nlen = (size_t)(eq - var);
-		for (i = 0; i < AFF_VENV_LOCAL_RANK; i++)
-			if (strlen(aff_venv_names[i]) == nlen && !strncmp(var, aff_venv_names[i], nlen))
-				rc = set_env_value(&p->env[i], eq + 1);
-		for (i = 0; rank_vars[i]; i++)
-			if ((int)i < rank_prio && strlen(rank_vars[i]) == nlen &&
-			    !strncmp(var, rank_vars[i], nlen)) {
-				free(p->env[AFF_VENV_LOCAL_RANK]);
-				p->env[AFF_VENV_LOCAL_RANK] = NULL;
-				rc = set_env_value(&p->env[AFF_VENV_LOCAL_RANK], eq + 1);
-				rank_prio = (int)i;
-				rank_from = rank_vars[i];
-			}
-		for (i = 0; job_vars[i]; i++)
-			if ((int)i < job_prio && strlen(job_vars[i]) == nlen &&
-			    !strncmp(var, job_vars[i], nlen) && eq[1]) {
-				free(p->env[AFF_VENV_JOB]);
-				p->env[AFF_VENV_JOB] = NULL;
-				rc = set_env_value(&p->env[AFF_VENV_JOB], eq + 1);
-				job_prio = (int)i;
-				job_from = job_vars[i];
-			}
-	}
+	rc = parse_environ(p, env, len);
 	free(env);
-	p->env_rank_var = rank_from;
-	p->env_job_var = job_from;
 	return rc;
 }
 
@@ -595,6 +606,29 @@ static enum aff_vp_state still_there(int dfd, const struct aff_vproc *p)
 	}
 	free(s);
 	return AFF_VP_GONE;
+}
+
+int aff_vproc_parse(struct aff_vproc *p, const char *statline, char *numa_maps, const char *env,
+		    size_t envlen)
+{
+	unsigned long long cpu;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->allowed = hwloc_bitmap_alloc();
+	p->ran = hwloc_bitmap_alloc();
+	if (!p->allowed || !p->ran)
+		return -ENOMEM;
+	if (stat_fields(statline, p->comm, sizeof(p->comm)) &&
+	    stat_field(statline, 22, &p->start, NULL) == 0 &&
+	    stat_field(statline, 39, &cpu, NULL) == 0 && cpu < AFF_MAX_CPU)
+		hwloc_bitmap_set(p->ran, (unsigned)cpu);
+	rc = parse_numa_maps(numa_maps, p);
+	if (!rc && p->npol > 1)
+		qsort(p->pol, p->npol, sizeof(*p->pol), by_kb);
+	if (!rc)
+		rc = parse_environ(p, env, envlen);
+	return rc;
 }
 
 bool aff_vproc_uses_devices(const struct aff_vproc *p)
