@@ -109,6 +109,7 @@ CHECKS :=
 -include $(TOP)/bench/fleet.mk
 -include $(TOP)/tests/gpu/gpu.mk
 -include $(TOP)/tests/verify/verify.mk
+-include $(TOP)/tests/health/health.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

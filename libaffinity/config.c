@@ -136,6 +136,7 @@ static const struct {
 	[AFF_LIMIT_PCIE_FATAL] = { "pcie-fatal", 1 },
 	[AFF_LIMIT_LINK_FLAPPING] = { "link-flapping", 2 },
 	[AFF_LIMIT_PORT_FLAPPING] = { "port-flapping", 1 },
+	[AFF_LIMIT_HEALTH_INTERVAL] = { "health-interval", 10 },
 };
 
 unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l)
@@ -161,10 +162,13 @@ static int parse_health_limit(struct aff_config *conf, const char *key, const ch
 			break;
 	if (l == AFF_LIMIT_N)
 		return 0;
-	*expect = "a whole number from 0 (off) to 1000000";
+	*expect = l == AFF_LIMIT_HEALTH_INTERVAL ?
+		  "a whole number of seconds from 0 (off) to 86400" :
+		  "a whole number from 0 (off) to 1000000";
 	errno = 0;
 	v = strtoul(value, &end, 10);
-	if (!isdigit((unsigned char)*value) || *end || errno || v > 1000000)
+	if (!isdigit((unsigned char)*value) || *end || errno ||
+	    v > (l == AFF_LIMIT_HEALTH_INTERVAL ? 86400 : 1000000))
 		return -EINVAL;
 	conf->health_limit[l] = v;
 	conf->health_set |= 1u << l;
@@ -232,7 +236,7 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 	rc = parse_health_limit(conf, key, value, expect);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
 	return -EINVAL;
 }
 

@@ -31,12 +31,14 @@ enum {
 
 /*
  * The audit's health limits (railbind.conf: pcie-correctable-per-minute,
- * pcie-nonfatal, pcie-fatal, link-flapping, port-flapping); a limit of 0 turns
- * its finding off. aff_config_health_limit() gives the default when unset.
+ * pcie-nonfatal, pcie-fatal, link-flapping, port-flapping; a limit of 0 turns
+ * its finding off) and how often railbindd samples the links
+ * (health-interval, seconds; 0: it does not). aff_config_health_limit() gives
+ * the default when unset.
  */
 enum aff_health_limit {
 	AFF_LIMIT_PCIE_COR_PER_MIN, AFF_LIMIT_PCIE_NONFATAL, AFF_LIMIT_PCIE_FATAL,
-	AFF_LIMIT_LINK_FLAPPING, AFF_LIMIT_PORT_FLAPPING, AFF_LIMIT_N
+	AFF_LIMIT_LINK_FLAPPING, AFF_LIMIT_PORT_FLAPPING, AFF_LIMIT_HEALTH_INTERVAL, AFF_LIMIT_N
 };
 
 struct aff_config {

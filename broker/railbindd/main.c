@@ -226,6 +226,7 @@ int main(int argc, char **argv)
 	serve_init();
 	lease_init();
 	state_load();
+	counters_init();
 	stage = 5;
 	if ((rc = ctl_init()) < 0) {
 		snprintf(msg, sizeof(msg), "cannot serve on %s: %s", conf.socket, strerror(-rc));
@@ -253,6 +254,7 @@ out:
 		ctl_fini();
 	if (stage >= 5) {
 		state_flush();
+		counters_fini();
 		lease_fini();
 		share_fini();
 	}

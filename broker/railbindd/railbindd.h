@@ -258,6 +258,12 @@ void state_dirty(void);		/* written at the end of this loop turn */
 int state_flush(void);		/* written now, if anything changed */
 int state_load(void);
 
+/* counters.c: link and port counters where railbind.ko keeps none. */
+int counters_init(void);
+void counters_fini(void);
+/* Sample now (a hotplug) as well as every health-interval seconds. */
+void counters_sample(void);
+
 /* udevmon.c */
 int udevmon_init(void);
 void udevmon_fini(void);

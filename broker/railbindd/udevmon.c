@@ -28,6 +28,7 @@ static void settled(void *arg)
 {
 	(void)arg;
 	settle_timer = 0;
+	counters_sample();	/* a device that went or came is a link change */
 	serve_refresh(last_event);
 }
 

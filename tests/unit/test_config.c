@@ -167,6 +167,11 @@ static void test_health_limits(void **state)
 	expect_bad("port-flapping =\n", 1, "a whole number");
 	expect_bad("pcie-correctable-per-minute = 1000001\n", 1, "1000000");
 	expect_bad("link-flaping = 2\n", 1, "link-flapping");
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_HEALTH_INTERVAL), 10);
+	assert_int_equal(aff_config_parse(&c, "h.conf", "health-interval = 0\n", err, sizeof(err)), 0);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_HEALTH_INTERVAL), 0);
+	aff_config_clear(&c);
+	expect_bad("health-interval = 86401\n", 1, "seconds");
 }
 
 static void test_mem_bind_plan(void **state)
