@@ -342,6 +342,9 @@ struct aff_verify_spec {
 	/* Only processes of this user; negative: whoever the caller may read
 	 * (the broker's verify op passes its client's uid). */
 	long uid;
+	/* A railbind.leases/1 document to take the leases from instead of
+	 * asking the broker (the broker's own verify op); NULL: ask. */
+	const char *leases;
 };
 
 /**

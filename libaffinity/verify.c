@@ -274,7 +274,7 @@ int aff_verify_run_hooked(struct aff_topo *topo, const struct aff_verify_spec *s
 	rc = v->processes ? aff_vdevs_load(topo->ctx, &v->devs) : -ENOMEM;
 	if (!rc)
 		rc = aff_vleases_load(topo->ctx, spec->socket, !(spec->flags & AFF_VERIFY_NO_BROKER),
-				      spec->timeout_ms, &v->leases);
+				      spec->timeout_ms, spec->leases, &v->leases);
 	if (!rc)
 		rc = read_procs(v, spec, hook, hook_data);
 	if (!rc)

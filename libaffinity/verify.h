@@ -188,13 +188,14 @@ struct aff_vleases {
 };
 
 /*
- * The broker's leases: its status op on @socket (NULL: --socket's default,
- * under the context's root when it has one), else <root>/run/railbind/leases.json.
+ * The broker's leases: @given (a railbind.leases/1 document: the broker's own
+ * verify op), else its status op on @socket (NULL: --socket's default, under
+ * the context's root when it has one), else <root>/run/railbind/leases.json.
  * @ask_broker false: the file only. Never fails for a missing source
  * (source "none", reason says why); -ENOMEM only.
  */
 int aff_vleases_load(const struct aff_ctx *ctx, const char *socket, bool ask_broker,
-		     int timeout_ms, struct aff_vleases *out);
+		     int timeout_ms, const char *given, struct aff_vleases *out);
 const struct aff_vlease *aff_vleases_find(const struct aff_vleases *ls, pid_t pid,
 					  unsigned long long start);
 void aff_vleases_clear(struct aff_vleases *ls);

@@ -181,7 +181,7 @@ none:
 }
 
 int aff_vleases_load(const struct aff_ctx *ctx, const char *socket, bool ask_broker,
-		     int timeout_ms, struct aff_vleases *out)
+		     int timeout_ms, const char *given, struct aff_vleases *out)
 {
 	char sock[4096], file[4096];
 	const char *env = secure_getenv("RAILBIND_SOCKET");
@@ -189,6 +189,13 @@ int aff_vleases_load(const struct aff_ctx *ctx, const char *socket, bool ask_bro
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->source, sizeof(out->source), "none");
+	if (given) {
+		rc = take_text(out, given);
+		snprintf(out->source, sizeof(out->source), "broker");
+		snprintf(out->reason, sizeof(out->reason), "%s",
+			 rc < 0 ? "the broker's leases did not parse" : "the broker's own");
+		return rc == -ENOMEM ? rc : 0;
+	}
 	if (!socket || !*socket)
 		socket = env && *env ? env : aff_ctx_path(ctx, "/run/railbind/railbind.sock",
 							 sock, sizeof(sock));

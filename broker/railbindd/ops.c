@@ -31,6 +31,11 @@ static struct json_object *reply_new(struct json_object *id)
 	return r;
 }
 
+struct json_object *ops_reply(struct json_object *id)
+{
+	return reply_new(id);
+}
+
 /* Add a pre-serialised document without parsing it again. */
 static void add_text(struct json_object *r, const char *key, const char *text)
 {
@@ -315,6 +320,9 @@ void ops_request(struct client *c, const char *line, size_t len)
 		break;
 	case RQ_AUDIT:
 		op_audit(c, rq.id);
+		break;
+	case RQ_VERIFY:
+		verifyop_request(c, &rq);
 		break;
 	case RQ_RELOAD:
 		if (!privileged(c)) {

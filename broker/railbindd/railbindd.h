@@ -103,6 +103,8 @@ bool ctl_charge_miss(struct client *c);
 
 /* ops.c: one request line of a client (@len bytes, without its newline). */
 void ops_request(struct client *c, const char *line, size_t len);
+/* A success reply to request @id: v, id, ok, generation (new reference). */
+struct json_object *ops_reply(struct json_object *id);
 
 /* ncclout.c: railbind.conf's nccl-topo-file, rewritten when @changed or new. */
 struct aff_ctx;
@@ -157,6 +159,8 @@ const char *serve_topo(const char **error, char *msg, size_t msglen);
 /* The railbind.audit/1 text and the audit's exit code (0-3), or NULL. */
 const char *serve_audit(int *code, const char **error, char *msg, size_t msglen);
 long serve_rank_count(void);
+/* The topology served now (for the verify op), or NULL. */
+struct aff_topo *serve_topology(void);
 
 /* gpuown.c: the GPUs a cgroup v1 devices controller lets a process open. */
 struct gpuown_rules;
@@ -257,6 +261,10 @@ int lease_restore(struct json_object *saved);
 void state_dirty(void);		/* written at the end of this loop turn */
 int state_flush(void);		/* written now, if anything changed */
 int state_load(void);
+
+/* verifyop.c: the verify op, railbind verify for a client's processes. */
+struct request;
+void verifyop_request(struct client *c, const struct request *rq);
 
 /* counters.c: link and port counters where railbind.ko keeps none. */
 int counters_init(void);

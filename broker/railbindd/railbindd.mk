@@ -4,8 +4,8 @@
 RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
 	udevmon.c
 RAILBINDD_SRCS += ncclout.c share.c gpuown.c
-# The link and port counters (tests/health).
-RAILBINDD_SRCS += counters.c
+# The link and port counters (tests/health), the verify op (tests/verify).
+RAILBINDD_SRCS += counters.c verifyop.c
 RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=.o))
 RAILBINDD_LIBS := $(shell $(PKG_CONFIG) --libs libudev libsystemd)
 CFLAGS += $(shell $(PKG_CONFIG) --cflags libudev libsystemd)

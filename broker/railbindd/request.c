@@ -19,6 +19,7 @@
 static const char *const op_names[] = {
 	[RQ_PLAN] = "plan", [RQ_TOPO] = "topo", [RQ_STATUS] = "status",
 	[RQ_WATCH] = "watch", [RQ_AUDIT] = "audit", [RQ_RELOAD] = "reload",
+	[RQ_VERIFY] = "verify",
 };
 
 const char *request_op_name(enum rq_op op)
@@ -184,6 +185,29 @@ bad_job:
 		    "\"job\" is 1 to 128 bytes of printable UTF-8 (no control characters), \"lease\" one of pid, conn, none");
 }
 
+/* verify's "pids": 1 to RQ_MAX_PIDS process ids, integers 1..INT_MAX. */
+static int verify_fields(struct request *rq, const char **error, char *msg, size_t msglen)
+{
+	size_t i, n;
+
+	if (!json_object_object_get_ex(rq->doc, "pids", &rq->pids))
+		return 0;
+	n = json_object_is_type(rq->pids, json_type_array) ? json_object_array_length(rq->pids) : 0;
+	for (i = 0; i < n; i++) {
+		struct json_object *v = json_object_array_get_idx(rq->pids, i);
+
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0 ||
+		    json_object_get_int64(v) > 0x7fffffff)
+			n = 0;
+	}
+	if (!n || n > RQ_MAX_PIDS) {
+		rq->pids = NULL;
+		return fail(error, msg, msglen, "invalid",
+			    "\"pids\" is an array of 1 to 4096 process ids");
+	}
+	return 0;
+}
+
 int request_parse(const char *line, size_t len, struct request *rq, const char **error,
 		  char *msg, size_t msglen)
 {
@@ -247,12 +271,14 @@ int request_parse(const char *line, size_t len, struct request *rq, const char *
 			rq->op = (enum rq_op)i;
 	if (rq->op == RQ_NOPS) {
 		snprintf(msg, msglen,
-			 "unknown op \"%.64s\"; ops: plan, topo, audit, status, watch, reload", op);
+			 "unknown op \"%.64s\"; ops: plan, topo, audit, status, watch, reload, verify", op);
 		*error = "unknown-op";
 		return -1;
 	}
 	if (rq->op == RQ_PLAN)
 		return plan_fields(rq, error, msg, msglen);
+	if (rq->op == RQ_VERIFY)
+		return verify_fields(rq, error, msg, msglen);
 	return 0;
 }
 
@@ -261,4 +287,5 @@ void request_fini(struct request *rq)
 	json_object_put(rq->doc);
 	rq->doc = NULL;
 	rq->id = NULL;
+	rq->pids = NULL;
 }

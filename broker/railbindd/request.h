@@ -18,7 +18,9 @@
 /* Far beyond any node's GPU count; keeps a rank within an int everywhere. */
 #define RQ_MAX_RANK AFF_MAX_LOCAL_RANK
 
-enum rq_op { RQ_PLAN, RQ_TOPO, RQ_STATUS, RQ_WATCH, RQ_AUDIT, RQ_RELOAD, RQ_NOPS };
+enum rq_op { RQ_PLAN, RQ_TOPO, RQ_STATUS, RQ_WATCH, RQ_AUDIT, RQ_RELOAD, RQ_VERIFY, RQ_NOPS };
+/* verify: at most this many pids in one request. */
+#define RQ_MAX_PIDS 4096
 enum rq_lease { RQ_LEASE_PID, RQ_LEASE_CONN, RQ_LEASE_NONE };
 
 struct request {
@@ -31,6 +33,8 @@ struct request {
 	enum rq_lease lease;
 	const char *visible;		/* NULL: the process's own */
 	bool isolate;
+	/* verify only: */
+	struct json_object *pids;	/* an array of pids (in doc), NULL: all */
 };
 
 /*

@@ -419,6 +419,11 @@ long serve_rank_count(void)
 	return nranks;
 }
 
+struct aff_topo *serve_topology(void)
+{
+	return topo;
+}
+
 unsigned long long serve_generation(void)
 {
 	return generation;

@@ -461,7 +461,70 @@ else
 	echo "verify: not root (or no setpriv): another user's processes and hidepid skipped"
 fi
 
-# ---- 10. Bad command lines and inputs: exit 3, one line, nothing on stdout --------
+# ---- 10. The broker: its verify op, its leases ----------------------------------
+# railbindd serving verify8 (the ranks of scene 1 still run, all where they
+# belong); a client asks over the socket (tests/verify/ask.py).
+# The system's python3 (a user's shim may be out of another user's reach).
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3)
+if [ -n "${RAILBINDD:-}" ] && [ -n "$PY" ]; then
+	mkdir -p "$tmp/state"
+	"$RAILBINDD" -n --input "$FIX/verify8.xml" --root "$root" --socket "$tmp/b.sock" \
+		--state-dir "$tmp/state" 2>"$tmp/broker.log" &
+	bpid=$!
+	started="$started $bpid"
+	i=0
+	while [ ! -S "$tmp/b.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	chmod 755 "$tmp/state"
+	ask() { "$PY" "$here/ask.py" "$tmp/b.sock" "$1" >"$tmp/out" 2>"$tmp/err"; }
+	ask "{\"v\":1,\"op\":\"verify\",\"id\":7,\"pids\":[$r2,$r3]}"
+	if jq -e --argjson a "$r2" --argjson b "$r3" '.ok and .id == 7 and .exit_code == 0 and
+	    .verify.schema == "railbind.verify/1" and .verify.scope == "pids" and
+	    ([.verify.processes[].pid] | sort) == ([$a, $b] | sort) and
+	    ([.verify.processes[].status] | unique) == ["ok"] and .verify.leases.source == "broker"' "$tmp/out" >/dev/null
+	then ok; else bad "verify op: $(head -c 300 "$tmp/out")"; fi
+	# A second one within the second: overloaded, the connection kept.
+	sleep 1.1
+	"$PY" "$here/ask.py" "$tmp/b.sock" '{"v":1,"op":"verify"}' '{"v":1,"op":"verify"}' >"$tmp/out" 2>&1
+	if [ "$(jq -s 'length' "$tmp/out")" = 2 ] && jq -s -e '.[1].error == "overloaded" and
+	    (.[1].message | test("one verify a second"))' "$tmp/out" >/dev/null &&
+	    jq -s -e '.[0].ok and (.[0].verify.processes | length) >= 8' "$tmp/out" >/dev/null
+	then ok; else bad "verify op twice: $(head -c 300 "$tmp/out")"; fi
+	sleep 1.1
+	for req in '{"v":1,"op":"verify","pids":[0]}' '{"v":1,"op":"verify","pids":"1"}' \
+	    '{"v":1,"op":"verify","pids":[]}' '{"v":1,"op":"verify","pids":[1.5]}'; do
+		ask "$req"
+		if jq -e '.error == "invalid" and (.message | test("pids"))' "$tmp/out" >/dev/null; then ok
+		else bad "verify op, $req: $(cat "$tmp/out")"; fi
+	done
+	# A user's verify: only their own processes, whatever they ask for.
+	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" "$here/ask.py" "$tmp/b.sock" \
+			"{\"v\":1,\"op\":\"verify\",\"pids\":[$r0]}" >"$tmp/out" 2>&1
+		if jq -e '.exit_code == 3 and .verify.uid == 65534 and
+		    (.verify.processes[0].unknown[0].reason | test("belongs to another user"))' "$tmp/out" >/dev/null
+		then ok; else bad "a user's verify op: $(head -c 300 "$tmp/out")"; fi
+	fi
+	# A rank started through the broker holds a lease: verify (op and CLI) judge by it.
+	start leased2 env RAILBIND_SOCKET="$tmp/b.sock" RAILBIND_JOB=j9 "$RAILBIND" run --rank 4 -- \
+		+ --open "$D/nvidia3"
+	sleep 1.1
+	ask "{\"v\":1,\"op\":\"verify\",\"pids\":[$leased2]}"
+	if jq -e '.exit_code == 2 and .verify.processes[0].lease.job == "j9" and
+	    .verify.processes[0].lease.rank == 4 and .verify.processes[0].planned.from == "lease" and
+	    ([.verify.processes[0].findings[].id] | index("gpu-not-planned"))' "$tmp/out" >/dev/null
+	then ok; else bad "a leased rank, verify op: $(head -c 400 "$tmp/out")"; fi
+	"$RAILBIND" verify --root "$root" -s "$tmp/b.sock" --json -i "$FIX/verify8.xml" --pid "$leased2" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 2 ] && jq -e '.leases.source == "broker" and .processes[0].lease.job == "j9" and
+	    .processes[0].planned.from == "lease"' "$tmp/out" >/dev/null
+	then ok; else bad "a leased rank, railbind verify -s: rc=$rc $(cat "$tmp/err")"; fi
+	stop "$leased2" "$bpid"
+else
+	echo "verify: no RAILBINDD or python3: the broker's verify op skipped"
+fi
+
+# ---- 11. Bad command lines and inputs: exit 3, one line, nothing on stdout --------
 for args in "--pid abc" "--pid 0" "--pid 1,,2" "--pid=" "--all --pid 1" "--json --nfd" "--prom --json" \
     "-i $tmp/missing.xml" "--frob" "-- 12x"; do
 	# shellcheck disable=SC2086

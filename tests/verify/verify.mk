@@ -29,8 +29,8 @@ $(BUILD)/verify/%.xml: $(VERIFY_DIR)/%.topo $(RBGEN)
 	$(call quiet,GEN,$@)$(RBGEN) -o $@ $<
 
 .PHONY: check-verify check-verify-asan check-verify-valgrind bench-verify
-check-verify: $(RAILBIND) $(VERIFY_RANK) $(VERIFY_RACE) $(VERIFY_FIXTURES)
-	$(call quiet,TEST,$@)$(VERIFY_ENV) RAILBIND=$(RAILBIND) BUILD=$(BUILD) RANK=$(VERIFY_RANK) \
+check-verify: $(RAILBIND) $(RAILBINDD) $(VERIFY_RANK) $(VERIFY_RACE) $(VERIFY_FIXTURES)
+	$(call quiet,TEST,$@)$(VERIFY_ENV) RAILBIND=$(RAILBIND) RAILBINDD=$(RAILBINDD) BUILD=$(BUILD) RANK=$(VERIFY_RANK) \
 		sh $(VERIFY_DIR)/run.sh
 	$(Q)$(VERIFY_ENV) $(VERIFY_RACE)
 
