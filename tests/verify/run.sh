@@ -520,6 +520,9 @@ if [ -n "${RAILBINDD:-}" ] && [ -n "$PY" ]; then
 	    .processes[0].planned.from == "lease"' "$tmp/out" >/dev/null
 	then ok; else bad "a leased rank, railbind verify -s: rc=$rc $(cat "$tmp/err")"; fi
 	stop "$leased2" "$bpid"
+	# Under ASan+UBSan a report goes to the broker's log.
+	if grep -q 'Sanitizer\|runtime error' "$tmp/broker.log"; then bad "broker: $(cat "$tmp/broker.log")"
+	else ok; fi
 else
 	echo "verify: no RAILBINDD or python3: the broker's verify op skipped"
 fi
