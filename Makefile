@@ -46,7 +46,7 @@ LIBAFF_SRCS += export_nccl.c
 CLI_SRCS += nccl_topo.c
 # railbind verify (libaffinity/verify*.c, broker/verify.c) and its tests (tests/verify);
 # report.c: the audit's and verify's text/JSON/Prometheus/NFD output.
-LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c
+LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c report.c

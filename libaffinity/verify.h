@@ -12,7 +12,8 @@
  *			and sysfs under the context's root)
  *	verify_proc.c	what one process really uses, read from /proc/PID
  *	verify_lease.c	the broker's leases (its status op, else its state file)
- *	verify_judge.c	the verdicts: each process against its plan or lease
+ *	verify_judge.c	each process: which GPUs and NICs it uses, where it belongs
+ *	verify_checks.c	the verdicts: each process against its plan or lease
  *	verify.c	the frame: which processes, the railbind.verify/1 document
  *
  * Identity of a process's open file (documented in docs/VERIFY.md):
@@ -223,6 +224,73 @@ int aff_verify_judge(struct aff_verify *v);
  * is a rank (a lease, RAILBIND_*, a launcher's local rank). Else why not.
  */
 const char *aff_verify_not_judged(const struct aff_verify *v, const struct aff_vproc *p);
+
+/* ---- between verify_judge.c and verify_checks.c ---- */
+
+/* Where the expected GPU came from. */
+enum ref_src { REF_NONE, REF_GPU, REF_LOCAL_RANK, REF_ENV, REF_LEASE };
+
+/* One process while it is judged. */
+struct judged {
+	struct aff_vproc *p;
+	struct json_object *obj;
+	struct json_object *findings;
+	struct json_object *unknown;
+	int gpu[64];			/* indices in topo->gpus */
+	size_t ngpu;
+	int ref_gpu;			/* -1 */
+	enum ref_src ref;
+	const struct aff_vlease *lease;
+	const struct aff_plan *plan;	/* may be NULL */
+	int rank;			/* index in plan->rank, -1 */
+	enum aff_sev worst;
+	bool decided;
+};
+
+/* The planned CPUs, mems and rails of the process (NULL/empty when unknown). */
+struct planned {
+	hwloc_bitmap_t cpus;		/* NULL: unknown */
+	const char *cpus_from;
+	const char *mems;
+	int rails[32];
+	size_t nrails;
+};
+
+/* One source of NIC use (open devices, NCCL_IB_HCA, UCX_NET_DEVICES). */
+struct nic_use {
+	const char *source;
+	int rail[64];
+	size_t n;
+};
+
+extern const char *const aff_vj_ref_names[];
+struct json_object *aff_vj_str(const char *s);
+/* A cpulist as a JSON string. */
+struct json_object *aff_vj_cpulist(hwloc_const_bitmap_t set);
+void aff_vj_finding(struct judged *j, const char *id, enum aff_sev sev,
+		    struct json_object *evidence, const char *remedy, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+void aff_vj_unknown(struct judged *j, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int aff_vj_gpu_by_pci(const struct aff_topo *t, const char *pci);
+int aff_vj_rail(const struct aff_topo *t, const char *pci, const char *name);
+const char *aff_vj_gpu_pci(const struct aff_topo *t, int g);
+int aff_vj_gpu_numa(const struct aff_topo *t, int g);
+bool aff_vj_has_gpu(const struct judged *j, int g);
+/* The best path class from the process's GPUs to rail @r. */
+enum aff_path aff_vj_best_path(const struct aff_topo *t, const struct judged *j, int r);
+/* The NUMA nodes of its GPUs (else of its NICs @nic); false if unknown. */
+bool aff_vj_target_nodes(const struct aff_verify *v, const struct judged *j, hwloc_bitmap_t nodes,
+			 const int *nic, size_t nnic);
+void aff_vj_check_gpu(struct aff_verify *v, struct judged *j);
+void aff_vj_check_cpus(struct aff_verify *v, struct judged *j, const struct planned *pl,
+		       hwloc_const_bitmap_t target, const char *subject);
+void aff_vj_check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bitmap_t target,
+			 const char *subject, struct json_object *obj);
+void aff_vj_check_nics(struct aff_verify *v, struct judged *j, const struct planned *pl,
+		       const struct nic_use *use, size_t nuse);
+void aff_vj_check_peers(struct aff_verify *v, struct judged *j, const struct planned *pl);
+void aff_vj_check_shared(struct aff_verify *v, struct judged *js, size_t n);
 
 /* ---- verify.c ---- */
 

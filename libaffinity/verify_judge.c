@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * verify's verdicts: each process that uses a GPU or an RDMA device, against
- * where its plan or its lease puts it.
+ * verify, one process at a time: what it uses and where it belongs, then the
+ * checks of verify_checks.c, and its railbind.verify/1 object.
  *
  * Which GPU: the GPU device files it holds (/dev/nvidiaN, a render node),
  * narrowed by CUDA_VISIBLE_DEVICES (ROCR_/HIP_VISIBLE_DEVICES for AMD) when it
@@ -26,38 +26,19 @@
 
 #include "verify.h"
 
+const char *const aff_vj_ref_names[] = { NULL, "gpu", "local-rank", "railbind-env", "lease" };
+
 const char *const aff_verify_check_ids[AFF_VERIFY_NCHECKS] = {
 	"gpu-not-planned", "gpu-shared", "unbound", "cpu-numa", "cpus-outside-plan",
 	"memory-far", "memory-policy", "nic-not-rail", "peer-cross-path",
 };
 
-/* Where the expected GPU came from. */
-enum ref_src { REF_NONE, REF_GPU, REF_LOCAL_RANK, REF_ENV, REF_LEASE };
-static const char *const ref_names[] = { NULL, "gpu", "local-rank", "railbind-env", "lease" };
-
-/* One process while it is judged. */
-struct judged {
-	struct aff_vproc *p;
-	struct json_object *obj;
-	struct json_object *findings;
-	struct json_object *unknown;
-	int gpu[64];			/* indices in topo->gpus */
-	size_t ngpu;
-	int ref_gpu;			/* -1 */
-	enum ref_src ref;
-	const struct aff_vlease *lease;
-	const struct aff_plan *plan;	/* may be NULL */
-	int rank;			/* index in plan->rank, -1 */
-	enum aff_sev worst;
-	bool decided;
-};
-
-static struct json_object *str_or_null(const char *s)
+struct json_object *aff_vj_str(const char *s)
 {
 	return s ? json_object_new_string(s) : NULL;
 }
 
-static struct json_object *bitmap_json(hwloc_const_bitmap_t set)
+struct json_object *aff_vj_cpulist(hwloc_const_bitmap_t set)
 {
 	char *s = aff_bitmap_list(set);
 	struct json_object *o = s ? json_object_new_string(s) : NULL;
@@ -66,11 +47,7 @@ static struct json_object *bitmap_json(hwloc_const_bitmap_t set)
 	return o;
 }
 
-static void add_finding(struct judged *j, const char *id, enum aff_sev sev,
-			struct json_object *evidence, const char *remedy, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-
-static void add_finding(struct judged *j, const char *id, enum aff_sev sev,
+void aff_vj_finding(struct judged *j, const char *id, enum aff_sev sev,
 			struct json_object *evidence, const char *remedy, const char *fmt, ...)
 {
 	struct json_object *f = json_object_new_object();
@@ -83,7 +60,7 @@ static void add_finding(struct judged *j, const char *id, enum aff_sev sev,
 	json_object_object_add(f, "id", json_object_new_string(id));
 	json_object_object_add(f, "severity", json_object_new_string(aff_sev_name(sev)));
 	json_object_object_add(f, "message", json_object_new_string(msg));
-	json_object_object_add(f, "remedy", str_or_null(remedy));
+	json_object_object_add(f, "remedy", aff_vj_str(remedy));
 	json_object_object_add(f, "evidence", evidence ? evidence : json_object_new_object());
 	json_object_array_add(j->findings, f);
 	if (sev > j->worst)
@@ -91,10 +68,7 @@ static void add_finding(struct judged *j, const char *id, enum aff_sev sev,
 	j->decided = true;
 }
 
-static void add_unknown(struct judged *j, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void add_unknown(struct judged *j, const char *what, const char *fmt, ...)
+void aff_vj_unknown(struct judged *j, const char *what, const char *fmt, ...)
 {
 	struct json_object *u = json_object_new_object();
 	char msg[512];
@@ -110,7 +84,7 @@ static void add_unknown(struct judged *j, const char *what, const char *fmt, ...
 
 /* ---- the topology's view ---- */
 
-static int gpu_by_pci(const struct aff_topo *t, const char *pci)
+int aff_vj_gpu_by_pci(const struct aff_topo *t, const char *pci)
 {
 	size_t i;
 
@@ -120,7 +94,7 @@ static int gpu_by_pci(const struct aff_topo *t, const char *pci)
 	return -1;
 }
 
-static int rail_by_dev(const struct aff_topo *t, const char *pci, const char *name)
+int aff_vj_rail(const struct aff_topo *t, const char *pci, const char *name)
 {
 	size_t i;
 
@@ -131,35 +105,14 @@ static int rail_by_dev(const struct aff_topo *t, const char *pci, const char *na
 	return -1;
 }
 
-static const char *gpu_pci(const struct aff_topo *t, int g)
+const char *aff_vj_gpu_pci(const struct aff_topo *t, int g)
 {
 	return t->dev[t->gpus[g]].pci;
 }
 
-static int gpu_numa(const struct aff_topo *t, int g)
+int aff_vj_gpu_numa(const struct aff_topo *t, int g)
 {
 	return aff_audit_dev_numa(t, t->gpus[g]);
-}
-
-/* The CPUs of NUMA node @node in the topology (a new bitmap, empty if none). */
-static void node_cpus(const struct aff_topo *t, int node, hwloc_bitmap_t out)
-{
-	size_t i;
-
-	for (i = 0; i < t->nnuma; i++)
-		if ((int)t->numa[i].os_index == node)
-			hwloc_bitmap_or(out, out, t->numa[i].cpuset);
-}
-
-/* The NUMA nodes the CPUs of @set belong to. */
-static void cpus_nodes(const struct aff_topo *t, hwloc_const_bitmap_t set, hwloc_bitmap_t out)
-{
-	size_t i;
-
-	hwloc_bitmap_zero(out);
-	for (i = 0; i < t->nnuma; i++)
-		if (hwloc_bitmap_intersects(set, t->numa[i].cpuset))
-			hwloc_bitmap_set(out, t->numa[i].os_index);
 }
 
 static bool vendor_is(const struct aff_topo *t, int g, int vendor)
@@ -171,7 +124,7 @@ static bool vendor_is(const struct aff_topo *t, int g, int vendor)
 
 /* ---- which GPU ---- */
 
-static bool has_gpu(const struct judged *j, int g)
+bool aff_vj_has_gpu(const struct judged *j, int g)
 {
 	size_t i;
 
@@ -224,9 +177,9 @@ static void visible_gpus(const struct aff_verify *v, const char *list, int vendo
 		} else {
 			for (i = 0; i < v->devs.n && g < 0; i++)
 				if (v->devs.v[i].uuid[0] && !strcmp(v->devs.v[i].uuid, item))
-					g = gpu_by_pci(t, v->devs.v[i].pci);
+					g = aff_vj_gpu_by_pci(t, v->devs.v[i].pci);
 			if (g < 0)
-				g = gpu_by_pci(t, item);
+				g = aff_vj_gpu_by_pci(t, item);
 		}
 		if (g < 0)
 			break;
@@ -256,11 +209,11 @@ static void find_gpus(const struct aff_verify *v, struct judged *j, struct json_
 			amd = true;
 		if (d->kind != AFF_VDEV_NV_GPU && d->kind != AFF_VDEV_DRM)
 			continue;
-		g = gpu_by_pci(t, d->pci);
+		g = aff_vj_gpu_by_pci(t, d->pci);
 		if (g >= 0)
 			hwloc_bitmap_set(fd, (unsigned)g);
 		else if (d->kind == AFF_VDEV_NV_GPU)
-			add_unknown(j, "gpu", d->pci[0] ?
+			aff_vj_unknown(j, "gpu", d->pci[0] ?
 				    "holds %s, GPU %s, which the topology does not have" :
 				    "holds %s%s, an NVIDIA minor /proc/driver/nvidia does not name",
 				    p->held_path[i], d->pci);
@@ -285,17 +238,17 @@ static void find_gpus(const struct aff_verify *v, struct judged *j, struct json_
 		hwloc_bitmap_and(fd, fd, env);
 	hwloc_bitmap_foreach_begin(g, fd) {
 		struct json_object *o = json_object_new_object(), *via = json_object_new_array();
-		int numa = gpu_numa(t, g);
+		int numa = aff_vj_gpu_numa(t, g);
 
 		if (j->ngpu >= sizeof(j->gpu) / sizeof(j->gpu[0]))
 			break;
 		j->gpu[j->ngpu++] = g;
 		for (i = 0; i < p->nheld; i++)
-			if (p->held[i]->pci[0] && !strcmp(p->held[i]->pci, gpu_pci(t, g)))
+			if (p->held[i]->pci[0] && !strcmp(p->held[i]->pci, aff_vj_gpu_pci(t, g)))
 				json_object_array_add(via, json_object_new_string(p->held_path[i]));
 		if (envvar)
 			json_object_array_add(via, json_object_new_string(envvar));
-		json_object_object_add(o, "pci", json_object_new_string(gpu_pci(t, g)));
+		json_object_object_add(o, "pci", json_object_new_string(aff_vj_gpu_pci(t, g)));
 		json_object_object_add(o, "index", json_object_new_int(g));
 		json_object_object_add(o, "numa", numa >= 0 ? json_object_new_int(numa) : NULL);
 		json_object_object_add(o, "via", via);
@@ -344,11 +297,11 @@ static void find_reference(struct aff_verify *v, struct judged *j)
 	if (!j->plan)
 		j->plan = aff_verify_plan(v, NULL, &why);
 	if (!j->plan)
-		add_unknown(j, "plan", "no plan to judge against: %s", why ? why : "unknown");
-	if (j->lease && j->lease->gpu && (j->ref_gpu = gpu_by_pci(t, j->lease->gpu)) >= 0) {
+		aff_vj_unknown(j, "plan", "no plan to judge against: %s", why ? why : "unknown");
+	if (j->lease && j->lease->gpu && (j->ref_gpu = aff_vj_gpu_by_pci(t, j->lease->gpu)) >= 0) {
 		j->ref = REF_LEASE;
 	} else if (p->env[AFF_VENV_RB_GPU] &&
-		   (j->ref_gpu = gpu_by_pci(t, p->env[AFF_VENV_RB_GPU])) >= 0) {
+		   (j->ref_gpu = aff_vj_gpu_by_pci(t, p->env[AFF_VENV_RB_GPU])) >= 0) {
 		j->ref = REF_ENV;
 	} else if ((lr = parse_rank(p->env[AFF_VENV_LOCAL_RANK])) >= 0 && j->plan &&
 		   (size_t)lr < j->plan->nrank && !p->env[AFF_VENV_CUDA_VISIBLE] &&
@@ -361,15 +314,6 @@ static void find_reference(struct aff_verify *v, struct judged *j)
 	}
 	j->rank = j->ref_gpu >= 0 ? plan_rank_of_gpu(j->plan, j->ref_gpu) : -1;
 }
-
-/* The planned CPUs, mems and rails of the process (NULL/empty when unknown). */
-struct planned {
-	hwloc_bitmap_t cpus;		/* NULL: unknown */
-	const char *cpus_from;
-	const char *mems;
-	int rails[32];
-	size_t nrails;
-};
 
 static void find_planned(const struct aff_verify *v, const struct judged *j,
 			 struct planned *pl, struct json_object *obj)
@@ -406,7 +350,7 @@ static void find_planned(const struct aff_verify *v, const struct judged *j,
 
 		for (item = copy ? strtok_r(copy, ",", &save) : NULL; item && pl->nrails < 32;
 		     item = strtok_r(NULL, ",", &save)) {
-			int r = rail_by_dev(t, item, item);
+			int r = aff_vj_rail(t, item, item);
 
 			if (r >= 0)
 				pl->rails[pl->nrails++] = r;
@@ -422,299 +366,18 @@ static void find_planned(const struct aff_verify *v, const struct judged *j,
 	}
 	o = json_object_new_object();
 	nics = json_object_new_array();
-	json_object_object_add(o, "from", str_or_null(ref_names[j->ref]));
+	json_object_object_add(o, "from", aff_vj_str(aff_vj_ref_names[j->ref]));
 	json_object_object_add(o, "gpu", j->ref_gpu >= 0 ?
-			       json_object_new_string(gpu_pci(t, j->ref_gpu)) : NULL);
+			       json_object_new_string(aff_vj_gpu_pci(t, j->ref_gpu)) : NULL);
 	json_object_object_add(o, "local_rank", j->rank >= 0 ? json_object_new_int(j->rank) : NULL);
 	for (i = 0; i < pl->nrails; i++)
 		json_object_array_add(nics, json_object_new_string(
 			aff_audit_rail_name(t, pl->rails[i])));
 	json_object_object_add(o, "nics", nics);
-	json_object_object_add(o, "cpus", pl->cpus ? bitmap_json(pl->cpus) : NULL);
-	json_object_object_add(o, "cpus_from", str_or_null(pl->cpus_from));
-	json_object_object_add(o, "mems", str_or_null(pl->mems));
+	json_object_object_add(o, "cpus", pl->cpus ? aff_vj_cpulist(pl->cpus) : NULL);
+	json_object_object_add(o, "cpus_from", aff_vj_str(pl->cpus_from));
+	json_object_object_add(o, "mems", aff_vj_str(pl->mems));
 	json_object_object_add(obj, "planned", o);
-}
-
-/* ---- the checks ---- */
-
-static void check_gpu(struct aff_verify *v, struct judged *j)
-{
-	const struct aff_topo *t = v->topo;
-	struct json_object *ev;
-	char what[160];
-	size_t i;
-
-	if (j->ref_gpu < 0 || j->ref == REF_GPU || !j->ngpu)
-		return;
-	j->decided = true;
-	if (has_gpu(j, j->ref_gpu))
-		return;
-	if (j->ref == REF_LEASE)
-		snprintf(what, sizeof(what), "its lease (job %s, rank %ld)", j->lease->job,
-			 j->lease->rank);
-	else if (j->ref == REF_ENV)
-		snprintf(what, sizeof(what), "RAILBIND_GPU");
-	else
-		snprintf(what, sizeof(what), "its local rank (%s=%s)", j->p->env_rank_var,
-			 j->p->env[AFF_VENV_LOCAL_RANK]);
-	ev = json_object_new_object();
-	json_object_object_add(ev, "planned_gpu", json_object_new_string(gpu_pci(t, j->ref_gpu)));
-	json_object_object_add(ev, "from", json_object_new_string(ref_names[j->ref]));
-	{
-		struct json_object *used = json_object_new_array();
-
-		for (i = 0; i < j->ngpu; i++)
-			json_object_array_add(used, json_object_new_string(gpu_pci(t, j->gpu[i])));
-		json_object_object_add(ev, "gpus", used);
-	}
-	add_finding(j, "gpu-not-planned", AFF_SEV_FAIL, ev,
-		    "give the rank its own GPU: CUDA_VISIBLE_DEVICES (or the framework's device) from `railbind plan`, or start it with `railbind run --isolate-gpu`",
-		    "uses GPU %s, but %s names GPU %d (%s)", gpu_pci(t, j->gpu[0]), what,
-		    j->ref_gpu, gpu_pci(t, j->ref_gpu));
-}
-
-/* The NUMA nodes of the GPUs it uses (else of its NICs); false if unknown. */
-static bool target_nodes(const struct aff_verify *v, const struct judged *j,
-			 hwloc_bitmap_t nodes, const int *nic, size_t nnic)
-{
-	const struct aff_topo *t = v->topo;
-	size_t i;
-
-	hwloc_bitmap_zero(nodes);
-	for (i = 0; i < j->ngpu; i++) {
-		int n = gpu_numa(t, j->gpu[i]);
-
-		if (n < 0)
-			return false;
-		hwloc_bitmap_set(nodes, (unsigned)n);
-	}
-	for (i = 0; !j->ngpu && i < nnic; i++) {
-		int n = aff_audit_dev_numa(t, t->rail[nic[i]].dev);
-
-		if (n < 0)
-			return false;
-		hwloc_bitmap_set(nodes, (unsigned)n);
-	}
-	return !hwloc_bitmap_iszero(nodes);
-}
-
-/* The commands that move it where it belongs, with its own numbers. */
-static const char *fix_cpus(char *buf, size_t len, const struct judged *j,
-			    const struct planned *pl, const char *nodes)
-{
-	char *cpus = pl->cpus ? aff_bitmap_list(pl->cpus) : NULL;
-	int pid = (int)j->p->pid;
-
-	if (cpus && *cpus)
-		snprintf(buf, len, "rebind all its threads now: taskset -a -p -c %s %d; start it with `railbind run` (or taskset -c %s) next time",
-			 cpus, pid, cpus);
-	else
-		snprintf(buf, len, "bind it to NUMA node %s: start it with `railbind run` or numactl --cpunodebind=%s --preferred=%s",
-			 nodes, nodes, nodes);
-	free(cpus);
-	return buf;
-}
-
-static void check_cpus(struct aff_verify *v, struct judged *j, const struct planned *pl,
-		       hwloc_const_bitmap_t target, const char *subject)
-{
-	const struct aff_topo *t = v->topo;
-	const struct aff_vproc *p = j->p;
-	hwloc_bitmap_t allowed = hwloc_bitmap_dup(p->allowed), avail = hwloc_bitmap_alloc();
-	hwloc_bitmap_t tcpus = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
-	hwloc_bitmap_t far = hwloc_bitmap_alloc();
-	char *a = NULL, *nl = NULL, *tl = NULL, *fl = NULL, *rl = NULL, fix[512];
-	/* What runs far from its GPU fails; far from the NIC of a CPU-only rank, warns. */
-	enum aff_sev sev = j->ngpu ? AFF_SEV_FAIL : AFF_SEV_WARN;
-	struct json_object *ev;
-	int n;
-
-	if (!allowed || !avail || !tcpus || !nodes || !far)
-		goto out;
-	if (p->unreadable & AFF_VP_NO_TASKS) {
-		add_unknown(j, "cpus", "%s", p->unreadable_why[1]);
-		goto out;
-	}
-	hwloc_bitmap_and(allowed, allowed, t->all_cpus);
-	if (hwloc_bitmap_iszero(allowed)) {
-		a = aff_bitmap_list(p->allowed);
-		add_unknown(j, "cpus", "its CPUs (%s) are none of the topology's: was the right topology given?",
-			    a ? a : "?");
-		goto out;
-	}
-	hwloc_bitmap_copy(avail, t->all_cpus);
-	if (p->cpuset) {
-		hwloc_bitmap_t cs = hwloc_bitmap_alloc();
-
-		if (cs && aff_parse_cpulist(p->cpuset, cs) == 0 && hwloc_bitmap_intersects(cs, avail))
-			hwloc_bitmap_and(avail, avail, cs);
-		hwloc_bitmap_free(cs);
-	}
-	hwloc_bitmap_foreach_begin(n, target)
-		node_cpus(t, n, tcpus);
-	hwloc_bitmap_foreach_end();
-	cpus_nodes(t, allowed, nodes);
-	hwloc_bitmap_andnot(far, allowed, tcpus);
-	a = aff_bitmap_list(allowed);
-	nl = aff_bitmap_list(nodes);
-	tl = aff_bitmap_list(target);
-	fl = aff_bitmap_list(far);
-	rl = aff_bitmap_list(p->ran);
-	if (!a || !nl || !tl || !fl || !rl)
-		goto out;
-	j->decided = true;
-	ev = json_object_new_object();
-	json_object_object_add(ev, "cpus", json_object_new_string(a));
-	json_object_object_add(ev, "cpus_numa", json_object_new_string(nl));
-	json_object_object_add(ev, "target_numa", json_object_new_string(tl));
-	json_object_object_add(ev, "ran", json_object_new_string(rl));
-	if (pl->cpus)
-		json_object_object_add(ev, "planned_cpus", bitmap_json(pl->cpus));
-	/*
-	 * Not narrowed at all: a failure where that lets it run off its GPU's
-	 * node, a warning where only the plan would narrow it further (one
-	 * node's cores shared with other ranks). A process that uses GPUs on
-	 * every node it may run on (a monitor holding all GPUs) is not unbound.
-	 */
-	if (hwloc_bitmap_isincluded(avail, allowed) && !hwloc_bitmap_iszero(far)) {
-		add_finding(j, "unbound", sev, ev, fix_cpus(fix, sizeof(fix), j, pl, tl),
-			    "no CPU binding: it may run on all %d CPUs it can have (%s, NUMA nodes %s); %s on NUMA node %s",
-			    hwloc_bitmap_weight(allowed), a, nl, subject, tl);
-		goto out;
-	}
-	if (hwloc_bitmap_isincluded(avail, allowed) && pl->cpus &&
-	    !hwloc_bitmap_isincluded(avail, pl->cpus)) {
-		add_finding(j, "unbound", AFF_SEV_WARN, ev, fix_cpus(fix, sizeof(fix), j, pl, tl),
-			    "no CPU binding: it may run on all %d CPUs it can have (%s), on its GPU's NUMA node but on other ranks' cores",
-			    hwloc_bitmap_weight(allowed), a);
-		goto out;
-	}
-	if (!hwloc_bitmap_iszero(far)) {
-		json_object_object_add(ev, "far_cpus", json_object_new_string(fl));
-		add_finding(j, "cpu-numa", sev, ev,
-			    fix_cpus(fix, sizeof(fix), j, pl, tl),
-			    "runs on CPUs %s (NUMA node %s); %s on NUMA node %s (its threads last ran on CPUs %s)",
-			    a, nl, subject, tl, rl);
-		goto out;
-	}
-	if (pl->cpus && !hwloc_bitmap_isincluded(allowed, pl->cpus)) {
-		char *pc = aff_bitmap_list(pl->cpus);
-
-		add_finding(j, "cpus-outside-plan", AFF_SEV_WARN, ev, fix_cpus(fix, sizeof(fix), j, pl, tl),
-			    "runs on CPUs %s, its %s gives it %s: the right NUMA node, but other ranks' cores",
-			    a, !strcmp(pl->cpus_from, "lease") ? "lease" : "plan", pc ? pc : "?");
-		free(pc);
-		goto out;
-	}
-	json_object_put(ev);
-out:
-	free(a);
-	free(nl);
-	free(tl);
-	free(fl);
-	free(rl);
-	hwloc_bitmap_free(allowed);
-	hwloc_bitmap_free(avail);
-	hwloc_bitmap_free(tcpus);
-	hwloc_bitmap_free(nodes);
-	hwloc_bitmap_free(far);
-}
-
-/* "bind=static:0-1" -> mode "bind", nodes {0,1}; false when it names no nodes. */
-static bool policy_nodes(const char *pol, char *mode, size_t mlen, hwloc_bitmap_t nodes)
-{
-	const char *colon = strchr(pol, ':');
-	size_t n = strcspn(pol, "=:");
-
-	snprintf(mode, mlen, "%.*s", (int)n, pol);
-	hwloc_bitmap_zero(nodes);
-	return colon && aff_parse_cpulist(colon + 1, nodes) == 0 && !hwloc_bitmap_iszero(nodes);
-}
-
-static void check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bitmap_t target,
-			 const char *subject, struct json_object *obj)
-{
-	const struct aff_vproc *p = j->p;
-	unsigned long long total = 0, far = 0;
-	struct json_object *mem, *kb, *pols, *ev;
-	hwloc_bitmap_t pn = hwloc_bitmap_alloc();
-	char *tl = aff_bitmap_list(target), mode[32];
-	enum aff_sev sev = j->ngpu ? AFF_SEV_FAIL : AFF_SEV_WARN;
-	const char *pol;
-	size_t i;
-
-	(void)v;
-	if (p->unreadable & AFF_VP_NO_NUMA_MAPS) {
-		add_unknown(j, "memory", "%s", p->unreadable_why[2]);
-		json_object_object_add(obj, "memory", NULL);
-		goto out;
-	}
-	mem = json_object_new_object();
-	kb = json_object_new_object();
-	pols = json_object_new_object();
-	for (i = 0; i < p->nmem; i++) {
-		char key[16];
-
-		snprintf(key, sizeof(key), "%d", p->mem[i].node);
-		json_object_object_add(kb, key, json_object_new_int64((int64_t)p->mem[i].kb));
-		total += p->mem[i].kb;
-		if (!hwloc_bitmap_isset(target, (unsigned)p->mem[i].node))
-			far += p->mem[i].kb;
-	}
-	for (i = 0; i < p->npol; i++)
-		json_object_object_add(pols, p->pol[i].policy,
-				       json_object_new_int64((int64_t)p->pol[i].kb));
-	json_object_object_add(mem, "policy", str_or_null(p->task_policy));
-	json_object_object_add(mem, "policies_kb", pols);
-	json_object_object_add(mem, "anon_kb", kb);
-	json_object_object_add(mem, "far_pct", total ?
-			       json_object_new_int((int)(far * 100 / total)) : NULL);
-	json_object_object_add(obj, "memory", mem);
-	if (!pn || !tl)
-		goto out;
-	j->decided = true;
-	if (total >= AFF_VERIFY_MEM_MIN_KB && far * 2 > total) {
-		char far_nodes[128] = "", fix[512];
-
-		for (i = 0; i < p->nmem; i++)
-			if (!hwloc_bitmap_isset(target, (unsigned)p->mem[i].node))
-				snprintf(far_nodes + strlen(far_nodes), sizeof(far_nodes) - strlen(far_nodes),
-					 "%s%d", *far_nodes ? "," : "", p->mem[i].node);
-		snprintf(fix, sizeof(fix), "move what is there: migratepages %d %s %s; bind its CPUs to node %s before it allocates (memory follows the first touch): `railbind run`, or numactl --cpunodebind=%s --preferred=%s",
-			 (int)p->pid, far_nodes, tl, tl, tl, tl);
-		ev = json_object_new_object();
-		json_object_object_add(ev, "anon_kb", json_object_get(kb));
-		json_object_object_add(ev, "far_kb", json_object_new_int64((int64_t)far));
-		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
-		add_finding(j, "memory-far", sev, ev, fix,
-			    "%llu%% of its %llu MiB of anonymous memory is on NUMA nodes other than %s; %s on NUMA node %s",
-			    far * 100 / total, total / 1024, tl, subject, tl);
-	}
-	pol = p->task_policy ? p->task_policy : p->npol ? p->pol[0].policy : NULL;
-	if (!pol || !policy_nodes(pol, mode, sizeof(mode), pn))
-		goto out;
-	if ((!strcmp(mode, "bind") || !strncmp(mode, "prefer", 6)) &&
-	    !hwloc_bitmap_intersects(pn, target)) {
-		ev = json_object_new_object();
-		json_object_object_add(ev, "policy", json_object_new_string(pol));
-		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
-		add_finding(j, "memory-policy", sev, ev,
-			    "restart it with its GPU's node as the policy: `railbind run`, or numactl --preferred=N (N its GPU's node)",
-			    "its memory policy %s keeps its memory off NUMA node %s; %s on NUMA node %s",
-			    pol, tl, subject, tl);
-	} else if (strstr(mode, "interleave") && !hwloc_bitmap_isincluded(pn, target)) {
-		ev = json_object_new_object();
-		json_object_object_add(ev, "policy", json_object_new_string(pol));
-		json_object_object_add(ev, "target_numa", json_object_new_string(tl));
-		add_finding(j, "memory-policy", AFF_SEV_WARN, ev,
-			    "restart it preferring its GPU's node: `railbind run`, or numactl --preferred=N (N its GPU's node)",
-			    "its memory policy %s spreads its memory over NUMA nodes beyond %s; %s on NUMA node %s",
-			    pol, tl, subject, tl);
-	}
-out:
-	hwloc_bitmap_free(pn);
-	free(tl);
 }
 
 /* NCCL_IB_HCA's filter (NCCL's matchIfList): '^' excludes, '=' exact, else prefix. */
@@ -771,7 +434,7 @@ static bool ucx_selects(const char *list, const char *name)
 }
 
 /* The best path class from the process's GPUs to rail @r. */
-static enum aff_path best_path(const struct aff_topo *t, const struct judged *j, int r)
+enum aff_path aff_vj_best_path(const struct aff_topo *t, const struct judged *j, int r)
 {
 	enum aff_path best = AFF_PATH_NONE, p;
 	size_t i;
@@ -782,136 +445,6 @@ static enum aff_path best_path(const struct aff_topo *t, const struct judged *j,
 			best = p;
 	}
 	return best;
-}
-
-/* One source of NIC use (open devices, NCCL_IB_HCA, UCX_NET_DEVICES). */
-struct nic_use {
-	const char *source;
-	int rail[64];
-	size_t n;
-};
-
-static void check_nics(struct aff_verify *v, struct judged *j, const struct planned *pl,
-		       const struct nic_use *use, size_t nuse)
-{
-	const struct aff_topo *t = v->topo;
-	enum aff_path want = AFF_PATH_NONE, got = AFF_PATH_NONE, best;
-	enum aff_sev sev = AFF_SEV_OK, s;
-	struct json_object *ev, *srcs;
-	char used[256] = "", rails[256] = "", fix[640];
-	size_t u, i, k, worst = nuse;
-
-	if (!j->ngpu || !pl->nrails)
-		return;
-	for (i = 0; i < pl->nrails; i++) {
-		best = best_path(t, j, pl->rails[i]);
-		if (best != AFF_PATH_NONE && (want == AFF_PATH_NONE || best < want))
-			want = best;
-		snprintf(rails + strlen(rails), sizeof(rails) - strlen(rails), "%s%s",
-			 i ? "," : "", aff_audit_rail_name(t, pl->rails[i]));
-	}
-	srcs = json_object_new_object();
-	for (u = 0; u < nuse; u++) {
-		struct json_object *names;
-		bool rail = false;
-
-		if (!use[u].n)
-			continue;
-		j->decided = true;
-		names = json_object_new_array();
-		best = AFF_PATH_NONE;
-		for (i = 0; i < use[u].n; i++) {
-			enum aff_path p = best_path(t, j, use[u].rail[i]);
-
-			json_object_array_add(names, json_object_new_string(
-				aff_audit_rail_name(t, use[u].rail[i])));
-			for (k = 0; k < pl->nrails; k++)
-				if (pl->rails[k] == use[u].rail[i])
-					rail = true;
-			if (p != AFF_PATH_NONE && (best == AFF_PATH_NONE || p < best))
-				best = p;
-		}
-		json_object_object_add(srcs, use[u].source, names);
-		if (rail)
-			continue;
-		/* Another GPU's rail at the same class shares that rail: a warning. */
-		s = best > want ? AFF_SEV_FAIL : AFF_SEV_WARN;
-		if (worst == nuse || s > sev) {
-			sev = s;
-			worst = u;
-			got = best;
-		}
-	}
-	if (worst == nuse) {
-		json_object_put(srcs);
-		return;
-	}
-	for (i = 0; i < use[worst].n; i++)
-		snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", i ? "," : "",
-			 aff_audit_rail_name(t, use[worst].rail[i]));
-	{
-		char hca[256] = "";
-
-		for (i = 0; i < pl->nrails; i++) {
-			const struct aff_rail *r = &t->rail[pl->rails[i]];
-
-			if (r->name)
-				snprintf(hca + strlen(hca), sizeof(hca) - strlen(hca), "%s%s:%d",
-					 *hca ? "," : "", r->name, r->port > 0 ? r->port : 1);
-		}
-		snprintf(fix, sizeof(fix), *hca ?
-			 "restart it on its rail: NCCL_IB_HCA==%s UCX_NET_DEVICES=%s (what `railbind plan` gives it), or with `railbind run`" :
-			 "restart it on its rail (%s`railbind plan` names it), or with `railbind run`",
-			 hca, hca);
-	}
-	ev = json_object_new_object();
-	json_object_object_add(ev, "used", srcs);
-	json_object_object_add(ev, "path", str_or_null(aff_path_name(got)));
-	json_object_object_add(ev, "planned_nics", json_object_new_string(rails));
-	json_object_object_add(ev, "planned_path", str_or_null(aff_path_name(want)));
-	add_finding(j, "nic-not-rail", sev, ev, fix,
-		    "uses NIC %s (%s; a %s path to its GPU %s), not its rail %s (%s)", used,
-		    use[worst].source, got == AFF_PATH_NONE ? "unknown" : aff_path_name(got),
-		    gpu_pci(t, j->gpu[0]), rails,
-		    want == AFF_PATH_NONE ? "unknown" : aff_path_name(want));
-}
-
-static void check_peers(struct aff_verify *v, struct judged *j, const struct planned *pl)
-{
-	const struct aff_topo *t = v->topo;
-	enum aff_path want = AFF_PATH_NONE;
-	size_t i, k;
-
-	if (!j->ngpu || !pl->nrails || !t->npeer)
-		return;
-	for (k = 0; k < pl->nrails; k++) {
-		enum aff_path p = best_path(t, j, pl->rails[k]);
-
-		if (p != AFF_PATH_NONE && (want == AFF_PATH_NONE || p < want))
-			want = p;
-	}
-	for (i = 0; i < t->npeer; i++) {
-		const struct aff_peer *pr = &t->peer[i];
-		int g = gpu_by_pci(t, pr->gpu), r = rail_by_dev(t, pr->nic, NULL);
-		struct json_object *ev;
-		enum aff_path got;
-
-		if (pr->maps <= 0 || g < 0 || r < 0 || !has_gpu(j, g))
-			continue;
-		got = aff_topo_path(t, (size_t)g, (size_t)r);
-		if (want == AFF_PATH_NONE || got <= want)
-			continue;
-		ev = json_object_new_object();
-		json_object_object_add(ev, "nic", json_object_new_string(pr->nic));
-		json_object_object_add(ev, "path", str_or_null(aff_path_name(got)));
-		json_object_object_add(ev, "planned_path", str_or_null(aff_path_name(want)));
-		json_object_object_add(ev, "maps", json_object_new_int64(pr->maps));
-		json_object_object_add(ev, "bytes", json_object_new_int64(pr->bytes));
-		add_finding(j, "peer-cross-path", AFF_SEV_WARN, ev,
-			    "let the rank use its GPU's rail: NCCL_IB_HCA from `railbind plan`, or `railbind run`",
-			    "railbind.ko saw NIC %s map its GPU %s's memory over a %s path (%ld mappings), its rail is %s",
-			    pr->nic, pr->gpu, aff_path_name(got), pr->maps, aff_path_name(want));
-	}
 }
 
 /* ---- one process ---- */
@@ -927,7 +460,7 @@ const char *aff_verify_not_judged(const struct aff_verify *v, const struct aff_v
 		int g = -1;
 
 		if (d->kind == AFF_VDEV_NV_GPU || d->kind == AFF_VDEV_DRM)
-			g = gpu_by_pci(t, d->pci);
+			g = aff_vj_gpu_by_pci(t, d->pci);
 		if (d->kind == AFF_VDEV_NV_GPU || d->kind == AFF_VDEV_NV_UVM ||
 		    d->kind == AFF_VDEV_KFD || g >= 0)
 			gpu = true;
@@ -983,9 +516,9 @@ static void find_nics(const struct aff_verify *v, struct judged *j, struct nic_u
 
 		if (d->kind != AFF_VDEV_UVERBS)
 			continue;
-		r = rail_by_dev(t, d->pci, d->name);
+		r = aff_vj_rail(t, d->pci, d->name);
 		if (r < 0) {
-			add_unknown(j, "nic", "holds %s (%s), which is no rail NIC of the topology",
+			aff_vj_unknown(j, "nic", "holds %s (%s), which is no rail NIC of the topology",
 				    p->held_path[i], d->name[0] ? d->name : d->pci[0] ? d->pci : "unknown device");
 			continue;
 		}
@@ -996,7 +529,7 @@ static void find_nics(const struct aff_verify *v, struct judged *j, struct nic_u
 		json_object_object_add(o, "pci", json_object_new_string(t->dev[t->rail[r].dev].pci));
 		json_object_object_add(o, "numa", numa >= 0 ? json_object_new_int(numa) : NULL);
 		json_object_object_add(o, "path", j->ngpu ?
-				       str_or_null(aff_path_name(best_path(t, j, r))) : NULL);
+				       aff_vj_str(aff_path_name(aff_vj_best_path(t, j, r))) : NULL);
 		json_object_object_add(o, "via", json_object_new_string(p->held_path[i]));
 		json_object_array_add(arr, o);
 	}
@@ -1049,8 +582,8 @@ static struct json_object *lease_json(const struct aff_vlease *l)
 	o = json_object_new_object();
 	json_object_object_add(o, "job", json_object_new_string(l->job));
 	json_object_object_add(o, "rank", json_object_new_int64(l->rank));
-	json_object_object_add(o, "gpu", str_or_null(l->gpu));
-	json_object_object_add(o, "cpus", str_or_null(l->cpus));
+	json_object_object_add(o, "gpu", aff_vj_str(l->gpu));
+	json_object_object_add(o, "cpus", aff_vj_str(l->cpus));
 	return o;
 }
 
@@ -1077,89 +610,41 @@ static int judge_one(struct aff_verify *v, struct judged *j)
 	find_reference(v, j);
 	json_object_object_add(o, "gpus", gpus);
 	json_object_object_add(o, "nics", nics);
-	json_object_object_add(cpus, "allowed", bitmap_json(p->allowed));
-	json_object_object_add(cpus, "ran", bitmap_json(p->ran));
+	json_object_object_add(cpus, "allowed", aff_vj_cpulist(p->allowed));
+	json_object_object_add(cpus, "ran", aff_vj_cpulist(p->ran));
 	json_object_object_add(cpus, "threads", json_object_new_int((int)p->nthreads));
-	json_object_object_add(cpus, "cpuset", str_or_null(p->cpuset));
+	json_object_object_add(cpus, "cpuset", aff_vj_str(p->cpuset));
 	json_object_object_add(o, "cpus", cpus);
 	json_object_object_add(o, "env", env_json(p));
 	if (p->unreadable & AFF_VP_NO_ENV)
-		add_unknown(j, "env", "%s", p->unreadable_why[3]);
+		aff_vj_unknown(j, "env", "%s", p->unreadable_why[3]);
 	json_object_object_add(o, "lease", lease_json(j->lease));
 	find_planned(v, j, &pl, o);
 	if (j->ngpu == 1)
-		snprintf(subject, sizeof(subject), "its GPU %s is", gpu_pci(t, j->gpu[0]));
+		snprintf(subject, sizeof(subject), "its GPU %s is", aff_vj_gpu_pci(t, j->gpu[0]));
 	else if (j->ngpu)
 		snprintf(subject, sizeof(subject), "its %zu GPUs are", j->ngpu);
 	else
 		snprintf(subject, sizeof(subject), "its NIC%s %s", use[0].n > 1 ? "s are" : " is",
 			 use[0].n ? aff_audit_rail_name(t, use[0].rail[0]) : "?");
 	if (!j->ngpu && !use[0].n)
-		add_unknown(j, "gpu", "holds %s, but which GPU it uses is not known (no GPU device file, no *_VISIBLE_DEVICES)",
+		aff_vj_unknown(j, "gpu", "holds %s, but which GPU it uses is not known (no GPU device file, no *_VISIBLE_DEVICES)",
 			    p->nheld ? p->held_path[0] : "no GPU or RDMA device");
-	check_gpu(v, j);
-	if (target_nodes(v, j, target, use[0].rail, use[0].n)) {
-		check_cpus(v, j, &pl, target, subject);
-		check_memory(v, j, target, subject, o);
+	aff_vj_check_gpu(v, j);
+	if (aff_vj_target_nodes(v, j, target, use[0].rail, use[0].n)) {
+		aff_vj_check_cpus(v, j, &pl, target, subject);
+		aff_vj_check_memory(v, j, target, subject, o);
 	} else {
 		if (j->ngpu || use[0].n)
-			add_unknown(j, "locality", "the NUMA node of its %s is not known (sysfs numa_node -1): CPUs and memory cannot be judged",
+			aff_vj_unknown(j, "locality", "the NUMA node of its %s is not known (sysfs numa_node -1): CPUs and memory cannot be judged",
 				    j->ngpu ? "GPU" : "NIC");
 		json_object_object_add(o, "memory", NULL);
 	}
-	check_nics(v, j, &pl, use, 3);
-	check_peers(v, j, &pl);
+	aff_vj_check_nics(v, j, &pl, use, 3);
+	aff_vj_check_peers(v, j, &pl);
 	hwloc_bitmap_free(pl.cpus);
 	hwloc_bitmap_free(target);
 	return 0;
-}
-
-/*
- * gpu-shared: two processes that each use one GPU, the same one. Those whose
- * lease, RAILBIND_GPU or local rank names that GPU are where they belong;
- * the others are blamed. When none (or all) can be told apart, all are.
- */
-static void check_shared(struct aff_verify *v, struct judged *js, size_t n)
-{
-	const struct aff_topo *t = v->topo;
-	size_t g, i, k;
-
-	for (g = 0; g < t->ngpu; g++) {
-		size_t users = 0, rightful = 0;
-
-		for (i = 0; i < n; i++)
-			if (js[i].ngpu == 1 && js[i].gpu[0] == (int)g) {
-				users++;
-				if (js[i].ref > REF_GPU && js[i].ref_gpu == (int)g)
-					rightful++;
-			}
-		if (users < 2)
-			continue;
-		for (i = 0; i < n; i++) {
-			struct json_object *ev, *others;
-			char list[256] = "";
-			bool rightful_here = js[i].ref > REF_GPU && js[i].ref_gpu == (int)g;
-
-			if (js[i].ngpu != 1 || js[i].gpu[0] != (int)g)
-				continue;
-			if (rightful && rightful < users && rightful_here)
-				continue;
-			others = json_object_new_array();
-			for (k = 0; k < n; k++)
-				if (k != i && js[k].ngpu == 1 && js[k].gpu[0] == (int)g) {
-					json_object_array_add(others, json_object_new_int(js[k].p->pid));
-					snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d",
-						 *list ? "," : "", (int)js[k].p->pid);
-				}
-			ev = json_object_new_object();
-			json_object_object_add(ev, "gpu", json_object_new_string(gpu_pci(t, (int)g)));
-			json_object_object_add(ev, "pids", others);
-			add_finding(&js[i], "gpu-shared", AFF_SEV_FAIL, ev,
-				    "give each rank its own GPU: CUDA_VISIBLE_DEVICES (or the framework's device) from `railbind plan`, or `railbind run --isolate-gpu`",
-				    "shares GPU %s with process %s: two ranks on one GPU halve both",
-				    gpu_pci(t, (int)g), list);
-		}
-	}
 }
 
 static void finish(struct judged *j)
@@ -1175,7 +660,7 @@ static void finish(struct judged *j)
 		lr = parse_rank(p->env[AFF_VENV_LOCAL_RANK]);
 	json_object_object_add(rank, "local_rank", lr >= 0 ? json_object_new_int(lr) : NULL);
 	json_object_object_add(rank, "job", j->lease ? json_object_new_string(j->lease->job) :
-			       str_or_null(p->env[AFF_VENV_JOB]));
+			       aff_vj_str(p->env[AFF_VENV_JOB]));
 	json_object_object_add(j->obj, "rank", rank);
 	json_object_object_add(j->obj, "status", json_object_new_string(aff_sev_name(status)));
 	json_object_object_add(j->obj, "findings", j->findings);
@@ -1189,8 +674,8 @@ static struct json_object *proc_head(const struct aff_vproc *p)
 	json_object_object_add(o, "pid", json_object_new_int(p->pid));
 	json_object_object_add(o, "start", json_object_new_int64((int64_t)p->start));
 	json_object_object_add(o, "uid", json_object_new_int64((int64_t)p->uid));
-	json_object_object_add(o, "comm", str_or_null(p->comm[0] ? p->comm : NULL));
-	json_object_object_add(o, "cmdline", str_or_null(p->cmdline[0] ? p->cmdline : NULL));
+	json_object_object_add(o, "comm", aff_vj_str(p->comm[0] ? p->comm : NULL));
+	json_object_object_add(o, "cmdline", aff_vj_str(p->cmdline[0] ? p->cmdline : NULL));
 	return o;
 }
 
@@ -1247,7 +732,7 @@ int aff_verify_judge(struct aff_verify *v)
 			rc = judge_one(v, j);
 	}
 	if (!rc)
-		check_shared(v, js, n);
+		aff_vj_check_shared(v, js, n);
 	for (i = 0; i < n; i++) {
 		if (!rc) {
 			finish(&js[i]);

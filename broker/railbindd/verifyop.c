@@ -29,8 +29,8 @@
 
 /* When each user last asked (a small table; the oldest entry makes room). */
 static struct {
-	uid_t uid;
 	long long at;
+	uid_t uid;
 	bool used;
 } last[VERIFY_USERS];
 
