@@ -662,6 +662,20 @@ int aff_vproc_read(const struct aff_vdevs *t, pid_t pid, bool all, long uid,
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * For one user's request (the broker's verify op), another user's process
+	 * and no process at all read the same: the broker sees every pid, also
+	 * those hidepid=2 hides from that user, and says nothing of them.
+	 */
+	if (uid >= 0 && (dfd < 0 || fstat(dfd, &sb) < 0 || (long)sb.st_uid != uid)) {
+		p->uid = (uid_t)uid;
+		set_state(p, AFF_VP_DENIED,
+			  "no process %d of uid %ld (it exited, or it is another user's)", (int)pid,
+			  uid);
+		if (dfd >= 0)
+			close(dfd);
+		return 0;
+	}
 	if (dfd < 0) {
 		if (errno == ENOENT || errno == ESRCH)
 			set_state(p, AFF_VP_GONE,
@@ -673,12 +687,6 @@ int aff_vproc_read(const struct aff_vdevs *t, pid_t pid, bool all, long uid,
 	}
 	if (fstat(dfd, &sb) == 0)
 		p->uid = sb.st_uid;
-	/* Another user's process is not even looked into for a user's request. */
-	if (uid >= 0 && (fstat(dfd, &sb) < 0 || (long)sb.st_uid != uid)) {
-		set_state(p, AFF_VP_DENIED, "process %d belongs to another user", (int)pid);
-		close(dfd);
-		return 0;
-	}
 	rc = read_at(dfd, "stat", 4096, &stat, NULL);
 	if (rc == -ENOMEM)
 		goto out;

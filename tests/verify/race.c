@@ -262,7 +262,7 @@ static void test_other_user(void **state)
 	waitpid(pid, NULL, 0);
 	assert_non_null(doc);
 	assert_string_equal(proc_str(doc, "state"), "unreadable");
-	assert_non_null(strstr(reason(doc), "belongs to another user"));
+	assert_non_null(strstr(reason(doc), "is another user's"));
 	assert_int_equal(code, 3);
 	json_object_put(doc);
 }

@@ -499,11 +499,18 @@ if [ -n "${RAILBINDD:-}" ] && [ -n "$PY" ]; then
 	done
 	# A user's verify: only their own processes, whatever they ask for.
 	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+		# Another user's process and no process read the same (the broker
+		# sees pids hidepid hides): neither its owner nor its command is said.
+		sleep 0 &
+		nopid=$!
+		wait "$nopid"
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" "$here/ask.py" "$tmp/b.sock" \
-			"{\"v\":1,\"op\":\"verify\",\"pids\":[$r0]}" >"$tmp/out" 2>&1
+			"{\"v\":1,\"op\":\"verify\",\"pids\":[$r0,$nopid]}" >"$tmp/out" 2>&1
 		if jq -e '.exit_code == 3 and .verify.uid == 65534 and
-		    (.verify.processes[0].unknown[0].reason | test("belongs to another user"))' "$tmp/out" >/dev/null
-		then ok; else bad "a user's verify op: $(head -c 300 "$tmp/out")"; fi
+		    ([.verify.processes[] | [.uid, .comm, .state, (.unknown[0].reason | sub("[0-9]+"; "N"))]] | unique | length) == 1 and
+		    .verify.processes[0].uid == 65534 and .verify.processes[0].comm == null and
+		    (.verify.processes[0].unknown[0].reason | test("another user"))' "$tmp/out" >/dev/null
+		then ok; else bad "a user's verify op: $(head -c 600 "$tmp/out")"; fi
 	fi
 	# A rank started through the broker holds a lease: verify (op and CLI) judge by it.
 	start leased2 env RAILBIND_SOCKET="$tmp/b.sock" RAILBIND_JOB=j9 "$RAILBIND" run --rank 4 -- \
