@@ -357,7 +357,7 @@ static int sample_ports(const char *root, struct aff_health *h, bool *changed)
 	if (!dp)
 		return 0;
 	while (!rc && (e = readdir(dp))) {
-		if (e->d_name[0] == '.' ||
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(h->port->name) ||
 		    snprintf(ports, sizeof(ports), "%s/%s/ports", dir, e->d_name) >= (int)sizeof(ports))
 			continue;
 		pp = opendir(ports);
@@ -581,7 +581,10 @@ static int load_doc(struct json_object *doc, struct aff_health *h)
 		long long n = jint(o, "port");
 
 		s = jstr(o, "name");
-		if (!s || !*s || n <= 0 || n > 255 || find_port(h, s, (unsigned)n))
+		/* An RDMA device's name is shorter than IB_DEVICE_NAME_MAX (64): a
+		 * longer one, cut to fit, could pose as another port. */
+		if (!s || !*s || strlen(s) >= sizeof(h->port->name) || n <= 0 || n > 255 ||
+		    find_port(h, s, (unsigned)n))
 			continue;
 		p = add_port(h, s, (unsigned)n);
 		if (!p)
