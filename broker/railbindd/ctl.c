@@ -332,6 +332,12 @@ bool ctl_charge_miss(struct client *c)
 	return share_bucket_take(&c->share->misses, rate * 4, rate * 8);
 }
 
+bool ctl_charge_verify(struct client *c)
+{
+	/* A verify op scans /proc in the loop: its time is every client's. */
+	return share_bucket_take(&c->share->verifies, 1.0, 1.0);
+}
+
 size_t ctl_count(void)
 {
 	return nclients;

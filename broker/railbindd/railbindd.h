@@ -100,6 +100,8 @@ int ctl_peer_info(struct client *c, const struct peer_info **out);
 int ctl_peer_pidfd(struct client *c);
 /* Whether this client may have one more plan computed (a cache miss). */
 bool ctl_charge_miss(struct client *c);
+/* Whether @c's user may have a verify op now (one a second, root too): charged. */
+bool ctl_charge_verify(struct client *c);
 
 /* ops.c: one request line of a client (@len bytes, without its newline). */
 void ops_request(struct client *c, const char *line, size_t len);
@@ -219,6 +221,7 @@ struct share {
 	size_t queued;		/* reply bytes its clients have not read */
 	struct share_bucket misses;	/* plan-cache misses */
 	struct share_bucket requests;	/* requests read */
+	struct share_bucket verifies;	/* verify ops (a /proc scan each) */
 	struct share *next;
 };
 struct share *share_get(uid_t uid);	/* NULL: out of memory */

@@ -57,7 +57,8 @@ struct share *share_find(uid_t uid)
 static bool forgettable(const struct share *s, long long now)
 {
 	return !s->conns && !s->watchers && !s->leases && !s->queued &&
-	       now - s->requests.at >= SHARE_FORGET_MS && now - s->misses.at >= SHARE_FORGET_MS;
+	       now - s->requests.at >= SHARE_FORGET_MS && now - s->misses.at >= SHARE_FORGET_MS &&
+	       now - s->verifies.at >= SHARE_FORGET_MS;
 }
 
 void share_release(struct share *s)

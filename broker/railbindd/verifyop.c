@@ -10,8 +10,9 @@
  *
  * The scan runs in the loop: a client's own processes cost little, root's
  * --all up to a few hundred milliseconds on a busy node, so each user gets
- * one verify a second; one more within it is answered "overloaded" (the
- * connection stays open).
+ * one verify a second (share.c's bucket, root's too, beside the request rate
+ * every request is held to); one more within it is answered "overloaded"
+ * (the connection stays open). The uid is the one pinned at accept.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,37 +24,6 @@
 #include "request.h"
 #include "verify.h"
 #include "railbindd.h"
-
-#define VERIFY_EVERY_MS 1000
-#define VERIFY_USERS 64
-
-/* When each user last asked (a small table; the oldest entry makes room). */
-static struct {
-	long long at;
-	uid_t uid;
-	bool used;
-} last[VERIFY_USERS];
-
-static long long asked_since(uid_t uid, long long now)
-{
-	size_t i, oldest = 0;
-
-	for (i = 0; i < VERIFY_USERS; i++) {
-		if (last[i].used && last[i].uid == uid) {
-			long long ago = now - last[i].at;
-
-			if (ago >= VERIFY_EVERY_MS)
-				last[i].at = now;
-			return ago;
-		}
-		if (!last[i].used || last[i].at < last[oldest].at)
-			oldest = i;
-	}
-	last[oldest].used = true;
-	last[oldest].uid = uid;
-	last[oldest].at = now;
-	return VERIFY_EVERY_MS;
-}
 
 static char *leases_text(void)
 {
@@ -74,7 +44,6 @@ void verifyop_request(struct client *c, const struct request *rq)
 	uid_t uid = ctl_uid(c);
 	struct aff_verify *v = NULL;
 	struct json_object *r;
-	long long ago;
 	pid_t *pids = NULL;
 	char err[512] = "", *leases;
 	size_t i;
@@ -84,11 +53,10 @@ void verifyop_request(struct client *c, const struct request *rq)
 		ctl_send_error(c, rq->id, "not-ready", "the broker has no topology to judge against");
 		return;
 	}
-	ago = asked_since(uid, sched_now_ms());
-	if (ago < VERIFY_EVERY_MS) {
+	if (!ctl_charge_verify(c)) {
 		ctl_send_error(c, rq->id, "overloaded",
-			       "one verify a second per user: uid %u asked %lld ms ago",
-			       (unsigned)uid, ago);
+			       "one verify a second per user: uid %u asked within the last second",
+			       (unsigned)uid);
 		return;
 	}
 	if (rq->pids) {
