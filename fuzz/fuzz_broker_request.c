@@ -54,6 +54,21 @@ static void check_accepted(const struct request *rq, const uint8_t *data, size_t
 		FUZZ_CHECK(str_ok(rq->visible, RQ_MAX_VISIBLE) &&
 			   strspn(rq->visible, "0123456789,:._/-abcdefghijklmnopqrstuvwxyz"
 					       "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(rq->visible));
+	/* verify's pids: 1..RQ_MAX_PIDS process ids, each 1..INT_MAX; none elsewhere. */
+	if (rq->op != RQ_VERIFY)
+		FUZZ_CHECK(!rq->pids);
+	if (rq->pids) {
+		size_t i, n = json_object_array_length(rq->pids);
+
+		FUZZ_CHECK(json_object_is_type(rq->pids, json_type_array) && n >= 1 &&
+			   n <= RQ_MAX_PIDS);
+		for (i = 0; i < n; i++) {
+			v = json_object_array_get_idx(rq->pids, i);
+			FUZZ_CHECK(json_object_is_type(v, json_type_int) &&
+				   json_object_get_int64(v) >= 1 &&
+				   json_object_get_int64(v) <= 0x7fffffff);
+		}
+	}
 	/* Every byte of the line was looked at: none of it is a NUL. */
 	FUZZ_CHECK(!memchr(data, '\0', size));
 }

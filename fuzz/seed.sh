@@ -71,6 +71,8 @@ broker_request)
 	seed topo '{"v":1,"op":"topo"}\r'
 	seed audit ' {"op":"audit","v":1} '
 	seed reload '{"v":1,"op":"reload","id":1.5e3}'
+	seed verify '{"v":1,"op":"verify","pids":[4711,1,2147483647],"id":9}'
+	seed verify-all '{"v":1,"op":"verify"}'
 	seed old '{"v":2,"op":"status"}'
 	seed nul '{"v":1,"op":"plan","job":"a\\u0000b"}'
 	seed utf8 '{"v":1,"op":"plan","job":"\303\251t\303\251"}'
