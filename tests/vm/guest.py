@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from modsys import delete_module, finit_module  # noqa: E402
+import p2p  # noqa: E402
 import rescan  # noqa: E402
 import stress  # noqa: E402
 import topology  # noqa: E402
@@ -839,6 +840,7 @@ def main():
     only = set(filter(None, a.only.split(",")))
     for name, fn, args in (
             ("acs", scenario_acs, (ep,)),
+            ("p2p", p2p.scenario, (sys.modules[__name__], a.top, ep)),
             ("hotplug", scenario_hotplug, ("pciehp", topology.HOTPLUG["pciehp"], "pxb1")),
             ("hotplug", scenario_hotplug, ("acpi", topology.HOTPLUG["acpi"], "pcie.0")),
             ("provider", scenario_provider, (a.top, a.label, mod, ep)),
