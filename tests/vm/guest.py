@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from modsys import delete_module, finit_module  # noqa: E402
+import fakebus  # noqa: E402
 import p2p  # noqa: E402
 import rescan  # noqa: E402
 import stress  # noqa: E402
@@ -841,11 +842,13 @@ def main():
     for name, fn, args in (
             ("acs", scenario_acs, (ep,)),
             ("p2p", p2p.scenario, (sys.modules[__name__], a.top, ep)),
+            ("fakebus", fakebus.scenario_p2p, (sys.modules[__name__], a.top, mod)),
             ("hotplug", scenario_hotplug, ("pciehp", topology.HOTPLUG["pciehp"], "pxb1")),
             ("hotplug", scenario_hotplug, ("acpi", topology.HOTPLUG["acpi"], "pcie.0")),
             ("provider", scenario_provider, (a.top, a.label, mod, ep)),
             ("rescan", rescan.scenario, (sys.modules[__name__],)),
             ("cycles", scenario_cycles, (mod, a.cycles)),
+            ("scale", fakebus.scenario_scale, (sys.modules[__name__], a.top, mod)),
             ("cli", scenario_cli, (a.top, ep)),
             ("broker", scenario_broker, (a.top, ep)),
             ("stress", stress.scenarios, (sys.modules[__name__], a.top, mod, ep,

@@ -48,6 +48,13 @@ cp "$top/kmod/railbind_api.h" "$work/provider/"
 make -s -C "$kdir" M="$work/provider" W=1 modules >"$work/provider.log" 2>&1 ||
 	die "test provider does not build: see $work/provider.log"
 
+# Emulated PCI host bridges (fakebus/): thousands of functions, 32-bit
+# domains, p2pdma's whitelisted host bridges; test-only, never installed.
+mkdir -p "$work/fakebus"
+cp "$here/fakebus/Kbuild" "$here/fakebus/"*.c "$work/fakebus/"
+make -s -C "$kdir" M="$work/fakebus" W=1 modules >"$work/fakebus.log" 2>&1 ||
+	die "the fake host bridge module does not build: see $work/fakebus.log"
+
 # The kernel's own P2P verdict (p2pref/): calc_map_type_and_dist() copied
 # out of drivers/pci/p2pdma.c of the Debian source package of this kernel
 # series, when installed (tests/vm/deps.sh); the guest skips without it.
