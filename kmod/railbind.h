@@ -11,8 +11,9 @@
  *   railbind_peer_lock (railbind_peer.c): an irq-off spinlock over the
  *     peer-memory registry, taken from kprobe handlers for a bounded
  *     number of steps (see railbind_peer.c).
- * Nothing takes the PCI rescan lock except module init, and nothing runs
- * under misc_mtx except ->open, which does no work.
+ * Nothing takes the PCI rescan lock except module init, nothing runs
+ * under misc_mtx except ->open, which does no work, and nothing sleeps on
+ * a PCI core lock (pci_bus_sem, device locks) under railbind_lock.
  */
 #ifndef RAILBIND_H
 #define RAILBIND_H

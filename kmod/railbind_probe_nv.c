@@ -182,7 +182,7 @@ unsigned long railbind_nv_missed(void)
 	mutex_lock(&railbind_nv_lock);
 	n = railbind_nv_missed_before;
 	if (railbind_nv_is_armed)
-		n += railbind_nv_map_rp.nmissed;
+		n += READ_ONCE(railbind_nv_map_rp.nmissed);
 	mutex_unlock(&railbind_nv_lock);
 	return n;
 }

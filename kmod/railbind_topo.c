@@ -350,7 +350,11 @@ static int railbind_model_hb(struct railbind_model *m, struct pci_dev *pdev)
 	hb->domain = pci_domain_nr(host->bus);
 	hb->bus = host->bus->number;
 	hb->numa = dev_to_node(&host->dev);
-	fn0 = pci_get_slot(host->bus, PCI_DEVFN(0, 0));
+	/*
+	 * Not pci_get_slot(): it takes pci_bus_sem, which a pci_walk_bus()
+	 * caller may hold while a notifier waits for railbind_lock.
+	 */
+	fn0 = pci_get_domain_bus_and_slot(hb->domain, hb->bus, PCI_DEVFN(0, 0));
 	if (fn0 && !pci_is_bridge(fn0)) {
 		hb->fn0 = true;
 		hb->fn0_vendor = fn0->vendor;
