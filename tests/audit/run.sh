@@ -138,6 +138,14 @@ run --json -i "$tmp/nokmod.xml"
 if [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["peer-cross-path"]' "$tmp/out")" = unknown ] &&
     jq -e '.undecided[] | select(.id == "peer-cross-path") | .reason | test("railbind.ko")' "$tmp/out" >/dev/null
 then ok; else bad "peer-cross-path without the module: rc=$rc"; fi
+# An unprivileged reader: the module withheld its peer records (view=restricted), so
+# none of them is no evidence either: undecided, saying who sees them.
+sed 's|<info name="RailbindKmod"|<info name="RailbindPeerView" value="restricted"/>\n&|' \
+	"$FIX/audit-ok.xml" >"$tmp/restricted.xml"
+run --json -i "$tmp/restricted.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["peer-cross-path"]' "$tmp/out")" = unknown ] &&
+    jq -e '.undecided[] | select(.id == "peer-cross-path") | .reason | test("only to root")' "$tmp/out" >/dev/null
+then ok; else bad "peer-cross-path with peer records withheld: rc=$rc"; fi
 
 # ACS a reader could not read (unprivileged, no module) on a port of a
 # GPU-NIC path (switch A's downstream port): undecided, not ok.
@@ -189,6 +197,18 @@ EOF
 		    grep -q 'name="RailbindUnreadable" value="acs"' "$tmp/fed.xml" &&
 		    grep -q '^acs_unreadable=[1-9]' "$tmp/feed.out"; then ok
 		else bad "module feed: $(cat "$tmp/feed.out") $(jq -c '[.checks[] | select(.severity != "ok") | [.id, .subject]]' "$tmp/out")"; fi
+		# What railbind.ko shows a user without CAP_PERFMON/CAP_SYS_ADMIN: no peer
+		# records, view=restricted; peer-cross-path is undecided, ACS still fed.
+		sed -e '1s/$/ view=restricted/' -e '/^peer /d' -e 's/^end records=12$/end records=10/' \
+			"$tmp/root/dev/railbind" >"$tmp/restricted"
+		mv "$tmp/restricted" "$tmp/root/dev/railbind"
+		"$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed3.xml" >/dev/null 2>&1
+		run --json -i "$tmp/fed3.xml"
+		if [ "$(jq -r '.summary["peer-cross-path"]' "$tmp/out")" = unknown ] &&
+		    jq -e '[.checks[] | select(.id == "acs-redirect" and .severity == "fail") | .subject] == ["0000:03:00.0"]' "$tmp/out" >/dev/null &&
+		    grep -q 'name="RailbindPeerView" value="restricted"' "$tmp/fed3.xml" &&
+		    ! grep -q 'name="RailbindPeer"' "$tmp/fed3.xml"; then ok
+		else bad "restricted module view: peer-cross-path $(jq -r '.summary["peer-cross-path"]' "$tmp/out")"; fi
 		# Without the module: the ports' ACS unreadable, acs-redirect undecided, no peers.
 		rm "$tmp/root/dev/railbind"
 		"$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed2.xml" >/dev/null 2>&1
