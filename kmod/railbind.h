@@ -257,5 +257,6 @@ void railbind_peer_devs_publish(void);
 int railbind_peer_render(struct railbind_buf *buf, bool full);
 const char *railbind_peer_state(void);
 extern char *railbind_peer_provider;
+extern char railbind_peer_module[];
 
 #endif

@@ -51,6 +51,8 @@
 
 char *railbind_peer_provider = "nvidia";
 module_param_named(peer_provider, railbind_peer_provider, charp, 0444);
+/* The same name as the module loader keeps it ('-' read as '_'). */
+char railbind_peer_module[MODULE_NAME_LEN];
 MODULE_PARM_DESC(peer_provider,
 		 "Module whose nvidia_p2p_* calls are counted (default nvidia); only that module's symbols are probed");
 
@@ -770,6 +772,8 @@ int railbind_peer_init(void)
 		pr_err("peer_provider \"%s\" is not a module name\n", railbind_peer_provider);
 		return -EINVAL;
 	}
+	strscpy(railbind_peer_module, railbind_peer_provider, sizeof(railbind_peer_module));
+	strreplace(railbind_peer_module, '-', '_');
 	ret = railbind_peer_alloc();
 	if (ret)
 		return ret;

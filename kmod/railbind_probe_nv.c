@@ -194,7 +194,7 @@ unsigned long railbind_nv_missed(void)
  */
 static int railbind_nv_arm(void)
 {
-	const char *prov = railbind_peer_provider;
+	const char *prov = railbind_peer_module;
 	unsigned int i;
 	int ret;
 
@@ -248,7 +248,7 @@ void railbind_nv_module_event(struct module *mod, unsigned long action)
 {
 	int ret;
 
-	if (strcmp(mod->name, railbind_peer_provider))
+	if (strcmp(mod->name, railbind_peer_module))
 		return;
 	mutex_lock(&railbind_nv_lock);
 	if (action == MODULE_STATE_LIVE) {

@@ -636,11 +636,14 @@ def scenario_provider(top, label, mod, ep):
         "with peer_provider=nvidia, another module's nvidia_p2p_* are never probed; "
         "dma-buf taps are off by default", str(head) + str(st2))
     prov_cmd("nvunmap 14")
-    # A provider already live when railbind loads is probed at load.
+    # A provider already live when railbind loads is probed at load; the
+    # module loader reads '-' in a name as '_', and so does peer_provider.
     mod.unload()
-    mod.load(params)
+    r = mod.load(params.replace(PROV, PROV.replace("_", "-")))
     head, _, _ = peer_view()
-    tap(head.get("peer_state") == "armed", "railbind loaded after the provider arms at load")
+    tap(r.returncode == 0 and head.get("peer_state") == "armed",
+        "railbind loaded after the provider arms at load (peer_provider=%s)"
+        % PROV.replace("_", "-"), r.stdout + str(head))
     prov_cmd("nvmap 6 %s %s 3 0" % (g1, n1))
     expect_rows({(g1, n1, "nvidia"): (1, 3 * PAGE[0])},
                 "mappings made before railbind loaded are not invented")
