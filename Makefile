@@ -35,6 +35,8 @@ DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
 
 LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
 	input.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c json.c client.c client_binding.c apply.c
+# Reading a file (every input), hwloc's import contained in a child process.
+LIBAFF_SRCS += readfile.c import_hwloc.c child_limits.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c
