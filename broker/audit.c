@@ -352,6 +352,10 @@ int cmd_audit(int argc, char **argv)
 		rb_error("audit: --json, --prom and --nfd exclude each other");
 		return RB_EXIT_UNKNOWN;
 	}
+	/* With --input, in a child: no file can take the command down. */
+	rc = rb_contain(&o, "audit", RB_EXIT_UNKNOWN);
+	if (rc >= 0)
+		return rc;
 	rc = rb_load(&o, &ctx, &topo);
 	if (rc >= 0) {
 		rc = aff_audit_run(topo, NULL, 0, &a, err, sizeof(err));
