@@ -8,14 +8,10 @@
  * health check never drains a node).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <json-c/json.h>
 
 #include "audit.h"
@@ -266,38 +262,6 @@ static char *render(struct json_object *doc, enum out_fmt fmt, bool pretty)
 	return buf;
 }
 
-/* Into a temporary file beside path, then renamed: node_exporter never reads half. */
-static int write_atomic(const char *path, const char *text)
-{
-	char *dup = strdup(path), *base = strdup(path), *tmp = NULL;
-	size_t len = strlen(text);
-	int fd = -1, rc = 0;
-
-	if (!dup || !base || asprintf(&tmp, "%s/.%s.XXXXXX", dirname(dup), basename(base)) < 0) {
-		free(dup);
-		free(base);
-		return -ENOMEM;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (write(fd, text, len) != (ssize_t)len || fchmod(fd, 0644) < 0 || fsync(fd) < 0)
-		rc = errno ? -errno : -EIO;
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-out:
-	free(tmp);
-	free(dup);
-	free(base);
-	return rc;
-}
-
 int cmd_audit(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -375,8 +339,12 @@ int cmd_audit(int argc, char **argv)
 	if (!out || (prom_file && !prom)) {
 		rb_error("audit: %s", strerror(ENOMEM));
 		rc = RB_EXIT_UNKNOWN;
-	} else if (prom_file && (c = write_atomic(prom_file, prom)) < 0) {
-		rb_error("audit: writing %s: %s", prom_file, strerror(-c));
+	} else if (prom_file &&
+		   /* Into a temporary file beside it, then renamed: node_exporter never
+		    * reads half. "-" is a file of that name, as it always was. */
+		   aff_write_atomic("audit", strcmp(prom_file, "-") ? prom_file : "./-", prom,
+				    strlen(prom), err, sizeof(err)) < 0) {
+		rb_error("%s", err);
 		rc = RB_EXIT_UNKNOWN;
 	} else if (fputs(out, stdout) < 0 || fflush(stdout)) {
 		rc = RB_EXIT_UNKNOWN;
