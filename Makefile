@@ -101,6 +101,7 @@ CHECKS :=
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk
 -include $(TOP)/tests/ncclexport/ncclexport.mk
+-include $(TOP)/tests/input/input.mk
 -include $(TOP)/tests/fleet/fleet.mk
 -include $(TOP)/bench/fleet.mk
 -include $(TOP)/tests/gpu/gpu.mk
