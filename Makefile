@@ -115,7 +115,8 @@ CHECKS += check-vm
 # The guests run build/railbind and build/railbindd: with -j, build them first.
 check-vm-6.1 check-vm-6.12: all
 
-.PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean
+.PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean \
+	check-hwloc-minimal
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
 
 $(BUILD)/obj/%.o: $(TOP)/%.c
@@ -165,6 +166,15 @@ check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan chec
 ASAN_CHECKS += check-unit check-cli
 check-asan:
 	$(Q)$(MAKE) SANITIZE=1 $(ASAN_CHECKS)
+
+# The tests that read hwloc XML, again with hwloc's built-in minimal XML
+# importer (HWLOC_LIBXML=0): what a node without libhwloc-plugins uses, and
+# the one that takes in text that is not XML. The default run uses the
+# libxml2 importer ./scripts/setup installs. Everything built first, so the
+# sub-make only runs tests beside the other checks at -j.
+CHECKS += check-hwloc-minimal
+check-hwloc-minimal: $(UNIT_BINS) $(RAILBIND) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
+	$(Q)HWLOC_LIBXML=0 $(MAKE) check-unit check-cli check-corpus check-audit
 
 # The CLI under valgrind on every fixture.
 check-valgrind: $(RAILBIND) $(RBGEN_FIXTURES)
