@@ -80,11 +80,9 @@ static void __attribute__((noreturn)) work(struct aff_ctx *ctx, char *const *fil
 /* Start a worker on files first, first + step, ...; -errno if it cannot be. */
 static int start(struct pool *p, size_t first, size_t step, bool careful)
 {
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGXCPU };
 	pid_t parent = getpid();
 	struct worker *w;
 	int fds[2];
-	size_t i;
 
 	if (p->nw == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 8;
@@ -118,8 +116,6 @@ static int start(struct pool *p, size_t first, size_t step, bool careful)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent ||
 		    dup2(w->logfd, STDERR_FILENO) < 0)
 			_exit(1);
-		for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-			signal(fatal[i], SIG_DFL);
 		work(p->ctx, p->files, p->n, first, step, careful, fds[1]);
 	}
 	close(fds[1]);

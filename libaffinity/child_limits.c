@@ -5,6 +5,7 @@
  * os_index), and nothing proves no file can make it spin. A child with
  * these limits dies instead, and its parent reports that in one line.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -56,7 +57,18 @@ static void cap(int resource, rlim_t soft)
 
 void aff_child_limits(size_t len)
 {
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,
+				     SIGTRAP, SIGXCPU, SIGXFSZ };
 	unsigned long long mapped = mapped_now();
+	size_t i;
+
+	/*
+	 * A crash ends the process by its signal, for the parent to see: no
+	 * handler of the caller's runs (a test harness's, or ASan's, whose
+	 * report would reach the user as more lines and exit 1).
+	 */
+	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		signal(fatal[i], SIG_DFL);
 
 	/* Valgrind keeps its shadow memory in the process: its runs are tests. */
 	if (mapped && !RUNNING_ON_VALGRIND)

@@ -137,15 +137,9 @@ static void import_child(struct job *j, struct result *r)
 
 static void __attribute__((noreturn)) child(struct job *j, int logfd, int done)
 {
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,
-				     SIGTRAP, SIGXCPU, SIGXFSZ };
 	struct result r = { .magic = RESULT_MAGIC };
-	size_t i;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* A crash ends this process: not a handler of the caller's (a test harness's). */
-	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		signal(fatal[i], SIG_DFL);
 	/* hwloc and the sanitizers talk on stderr: into the log, not the terminal. */
 	dup2(logfd, STDERR_FILENO);
 	dup2(logfd, STDOUT_FILENO);

@@ -102,7 +102,8 @@ size_t aff_ctx_input_limit(const struct aff_ctx *ctx);
  * aff_child_limits - in a process about to read an input of @len bytes that
  * it may die of (child_limits.c): soft limits on its address space (what is
  * mapped now, plus AFF_CHILD_MEM_BASE, plus AFF_CHILD_MEM_PER_BYTE times
- * @len) and on its CPU time (what it used, plus AFF_CHILD_CPU_SECONDS).
+ * @len) and on its CPU time (what it used, plus AFF_CHILD_CPU_SECONDS), and
+ * the default action for the signals of a crash (the parent reports it).
  * Call again before each input: soft limits go up as well as down.
  */
 #if defined(__has_feature)
