@@ -5,12 +5,10 @@
  * JSON. The input lives in a memfd and is loaded by its /proc/self/fd path,
  * so no disk is touched and the public entry point is the one fuzzed.
  *
- * By default the import runs as railbind's library runs it, in a child
- * process: an input hwloc 2.9.0 crashes on must come back as an error, and
- * a crash of railbind's own code on whatever hwloc loads is a finding.
- * RAILBIND_FUZZ_NO_FORK=1 imports in-process (AFF_LOAD_NO_FORK), ten times
- * faster, for make fuzz's campaigns, which replay what crashed the contained
- * way (fuzz/run.sh).
+ * The import runs as railbind's library runs it, in a child process: an
+ * input hwloc 2.9.0 crashes on must come back as an error (hwloc's crash,
+ * contained), and a crash of railbind's own code on whatever hwloc loads is
+ * a finding.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -23,7 +21,6 @@ static int fd = -1;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static hwloc_topology_t anchor;
-	unsigned long flags = getenv("RAILBIND_FUZZ_NO_FORK") ? AFF_LOAD_NO_FORK : 0;
 	struct aff_ctx *ctx;
 	struct aff_topo *t = NULL;
 	char path[64], err[256];
@@ -37,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ctx = fuzz_ctx();
-	if (aff_topo_load(ctx, path, flags, &t, err, sizeof(err)) == 0) {
+	if (aff_topo_load(ctx, path, 0, &t, err, sizeof(err)) == 0) {
 		fuzz_walk_topo(t);
 		fuzz_plan(t, NULL);
 		aff_topo_unref(t);
