@@ -70,7 +70,8 @@ int aff_get_log_priority(const struct aff_ctx *ctx);
  * @path: the file; NULL means ${root}/etc/railbind/railbind.conf, whose
  *        absence is not an error (an explicit path must exist).
  * @err, @errlen: receives "FILE:LINE: what was expected" on -EINVAL.
- * Since: 1.0
+ * The file is read as aff_topo_load() reads one (a regular file only,
+ * without blocking), of at most 1 MiB. Since: 1.0
  */
 int aff_ctx_load_config(struct aff_ctx *ctx, const char *path, char *err,
 			size_t errlen);
@@ -108,16 +109,19 @@ enum aff_load_flags {
  * one line in @err. The file is read only if it is a regular file (a FIFO,
  * a device such as /dev/zero, a socket or a directory is refused without
  * blocking), of at most max-input-size bytes (railbind.conf(5), default
- * 64 MiB: -EFBIG), and read once. hwloc's XML import, which crashes on some
- * malformed files (hwloc 2.9.0, either XML importer), runs in a child
- * process: the parent adopts the imported topology from shared memory (no
- * second parse) and turns a crash, an exhausted memory limit (1 GiB plus
- * 32 times the file) or a hang (60 s plus 1 s per MiB) of the child into
- * -EINVAL and one line. The child is forked from the calling thread and
- * only runs hwloc and libxml2 before _exit() (with SIGCHLD ignored, an
- * error cannot name the child's signal). NCCL topology XML is parsed by
- * libxml2 in the caller's process. With AFF_LOAD_NO_FORK the hwloc import runs in the
- * caller's process too, and a crashing file crashes it.
+ * 64 MiB: -EFBIG), and read once. hwloc's XML import, which crashes on
+ * some malformed files (hwloc 2.9.0, either XML importer), runs in a child
+ * process: the caller adopts the imported topology from shared memory (no
+ * second parse) and turns a crash of the child, its memory limit (256 MiB
+ * plus 32 times the file), its CPU limit (60 s plus 1 s per MiB) or a hang
+ * (twice that, in wall time) into -EINVAL and one line. The child is
+ * forked from the calling thread and only runs hwloc and libxml2 before
+ * _exit(); with SIGCHLD ignored, the line cannot name its signal. This
+ * holds in-process for the SPANK plugin and railbindd, which call it so.
+ * NCCL topology XML is parsed by libxml2 in the caller's process. With
+ * AFF_LOAD_NO_FORK the hwloc import runs in the caller's process too, and
+ * a crashing file crashes it: railbind's commands pass it from a child
+ * process of their own, whose crash they report.
  * Since: 1.0
  */
 int aff_topo_load(struct aff_ctx *ctx, const char *input, unsigned long flags,
