@@ -104,8 +104,10 @@ echo
 
 echo "== 2. generated machines (rbgen --gpus N, one NIC per GPU)"
 echo "cli = railbind plan --json / $LSTOPO --of xml (processes, same file)"
-echo "load, plan, json = aff_topo_load, aff_plan_new, aff_plan_json / hwloc_topology_load (planbench, one process)"
-printf '%6s %8s %9s %9s %8s %8s %8s %s\n' gpus KiB cli_wall cli_cpu load plan json target
+echo "load, plan, json = aff_topo_load (in-process import, as in the command's child), aff_plan_new,"
+echo "  aff_plan_json / hwloc_topology_load (planbench, one process); contained = aff_topo_load as the"
+echo "  library runs it for in-process callers, hwloc's import in a child process"
+printf '%6s %8s %9s %9s %8s %8s %8s %9s %s\n' gpus KiB cli_wall cli_cpu load plan json contained target
 n=8
 while [ $n -le "$max_gpus" ]; do
 	f=$tmp/gen-$n.xml
@@ -114,9 +116,10 @@ while [ $n -le "$max_gpus" ]; do
 	p=$("$PLANBENCH" -t "$secs" "$f")
 	h=$(get hwloc "$p")
 	w=$(get ratio_wall "$r")
-	printf '%6d %8d %9s %9s %8s %8s %8s %s\n' $n $(($(stat -c %s "$f") / 1024)) \
+	printf '%6d %8d %9s %9s %8s %8s %8s %9s %s\n' $n $(($(stat -c %s "$f") / 1024)) \
 		"$w" "$(get ratio_cpu "$r")" "$(ratio "$(get load "$p")" "$h")" \
 		"$(ratio "$(get plan "$p")" "$h")" "$(ratio "$(get json "$p")" "$h")" \
+		"$(ratio "$(get contained "$p")" "$h")" \
 		"$(verdict "$w" $target_ratio)"
 	# Absolute times stay in the temporary directory, for the exponents only.
 	echo "$n $(get a_wall "$r") $(get b_wall "$r") $(get plan "$p") $h $(get load "$p")" >> "$tmp/times"
