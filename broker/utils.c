@@ -98,6 +98,19 @@ static void hold_stderr(int fd, char *held, size_t cap, size_t *len)
 	}
 }
 
+/* The signals a crash (or a limit: CPU, memory, file size) ends a process with. */
+static bool crashed(int sig)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP,
+				    SIGXCPU, SIGXFSZ, SIGKILL };
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sig == sigs[i])
+			return true;
+	return false;
+}
+
 int rb_contain(const struct rb_opts *o, const char *cmd, int fail)
 {
 	static char held[65536];
@@ -140,6 +153,14 @@ int rb_contain(const struct rb_opts *o, const char *cmd, int fail)
 		if (aff_write_all(STDERR_FILENO, held, len) < 0)
 			return fail;
 		return WEXITSTATUS(status);
+	}
+	if (!crashed(WTERMSIG(status))) {
+		/* A closed pipe, an interrupt: this process ends the same way. */
+		if (aff_write_all(STDERR_FILENO, held, len) == 0) {
+			signal(WTERMSIG(status), SIG_DFL);
+			raise(WTERMSIG(status));
+		}
+		return fail;
 	}
 	explain_crash(o, cmd, WTERMSIG(status));
 	return fail;

@@ -21,7 +21,9 @@ and all the bad files, at --jobs 1, at the default and at --jobs 3: exit 2,
 the good nodes compared, every bad file reported unreadable with its reason,
 nothing on stderr.
 
-Environment: RAILBIND, BUILD (fixtures in $BUILD/fixtures), CPU_SECONDS
+A command whose reader goes away (| head) still ends by SIGPIPE, silently.
+
+Environment: RAILBIND (rbgen beside it), BUILD (fixtures in $BUILD/fixtures), CPU_SECONDS
 (default 2), WALL_SECONDS (default 20). Closing line: "N passed, N failed".
 """
 import json
@@ -213,6 +215,19 @@ def main():
             for name in ("fifo.xml", "zero", "dir.xml"):
                 one_file(tmp, "--config " + name, bad[name], importer, libxml, config=True)
             fleet(tmp, {k: v for k, v in bad.items() if k != "big.xml"}, importer, libxml)
+        # A reader that goes away (| head) ends the command by SIGPIPE, as
+        # before it ran in a child: no "crash" reported for it.
+        big = os.path.join(tmp, "g256.xml")
+        subprocess.run([os.path.join(os.path.dirname(RAILBIND), "rbgen"), "--gpus", "256", "-o", big],
+                       check=True)
+        p = subprocess.Popen([RAILBIND, "topo", "--input", big], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdout.read(100)
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        p.wait()
+        check(p.returncode == -13 and err == "",
+              "topo | head: exit %r, stderr %r (want SIGPIPE, nothing said)" % (p.returncode, err[:200]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("most CPU: %.2f s (%.2f s wall): railbind %s" % slowest)
