@@ -111,6 +111,21 @@ static bool crashed(int sig)
 	return false;
 }
 
+void rb_xml_plugins_only(void)
+{
+	static const char skip[] = "hwloc_pci,hwloc_opencl,hwloc_gl,hwloc_cuda,hwloc_nvml,"
+				   "hwloc_rsmi,hwloc_levelzero";
+	const char *old = getenv("HWLOC_PLUGINS_BLACKLIST");
+	char *both = NULL;
+
+	if (!old || !*old) {
+		setenv("HWLOC_PLUGINS_BLACKLIST", skip, 1);
+	} else if (asprintf(&both, "%s,%s", old, skip) >= 0) {
+		setenv("HWLOC_PLUGINS_BLACKLIST", both, 1);
+		free(both);
+	}
+}
+
 int rb_contain(const struct rb_opts *o, const char *cmd, int fail)
 {
 	static char held[65536];
@@ -137,6 +152,7 @@ int rb_contain(const struct rb_opts *o, const char *cmd, int fail)
 			_exit(fail);
 		close(p[1]);
 		aff_child_limits(stat(o->input, &st) == 0 ? (size_t)st.st_size : 0);
+		rb_xml_plugins_only();
 		contained = true;
 		return -1;
 	}
