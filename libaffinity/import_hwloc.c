@@ -229,19 +229,17 @@ static int run(const struct aff_ctx *ctx, struct job *j, struct result *r)
 	j->pid = 0;
 	logfd = memfd_create("railbind-import-log", MFD_CLOEXEC);
 	if (logfd < 0)
-		return -errno;
+		goto fail;
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		rc = -errno;
 		close(logfd);
-		return rc;
+		goto fail;
 	}
 	pid = fork();
 	if (pid < 0) {
-		rc = -errno;
 		close(p[0]);
 		close(p[1]);
 		close(logfd);
-		return rc;
+		goto fail;
 	}
 	if (!pid) {
 		close(p[0]);
@@ -276,6 +274,12 @@ static int run(const struct aff_ctx *ctx, struct job *j, struct result *r)
 		snprintf(r->msg, sizeof(r->msg), "ended without a result (status %d)",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	return -ECHILD;
+
+fail:
+	rc = -errno;
+	snprintf(r->msg, sizeof(r->msg), "cannot start the process that imports it: %s",
+		 strerror(errno));
+	return rc;
 }
 
 static size_t round_up(size_t v, size_t to)
