@@ -98,11 +98,11 @@ static void hold_stderr(int fd, char *held, size_t cap, size_t *len)
 	}
 }
 
-/* The signals a crash (or a limit: CPU, memory, file size) ends a process with. */
+/* The signals a crash (or the child's limits: CPU, memory) ends a process with. */
 static bool crashed(int sig)
 {
 	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP,
-				    SIGXCPU, SIGXFSZ, SIGKILL };
+				    SIGXCPU, SIGKILL };
 	size_t i;
 
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)

@@ -57,8 +57,9 @@ static void cap(int resource, rlim_t soft)
 
 void aff_child_limits(size_t len)
 {
+	/* Not SIGXFSZ: no file size limit is set here, and one ignored stays so. */
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,
-				     SIGTRAP, SIGXCPU, SIGXFSZ };
+				     SIGTRAP, SIGXCPU };
 	unsigned long long mapped = mapped_now();
 	size_t i;
 
