@@ -134,21 +134,15 @@ static void test_hwloc_missing_complete_nodeset(void **state)
 }
 
 /*
- * check-fuzz (issue 13, 45 and 90 executions in): text after the end of
- * the document, which hwloc's minimal importer takes in and crashes on in
- * hwloc_bitmap_compare_first; libxml2 says where the text stops being XML.
+ * check-fuzz (issue 13, 45 and 90 executions in on Debian 12 without
+ * libhwloc-plugins): text that is not XML, which hwloc's minimal importer
+ * takes in and crashes on (SIGSEGV in its parser, or later in
+ * hwloc_bitmap_compare_first); its libxml2 importer refuses it. Either
+ * way one line, with libxml2's word on where the text stops being XML.
  */
-static void test_hwloc_trailing_garbage(void **state)
+static void test_hwloc_not_xml(void **state)
 {
-	static const char xml[] =
-		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<topology version=\"2.0\">\n"
-		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
-		"  <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"2\"/>\n"
-		"  <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"3\"/>\n"
-		"  <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"4\"/>\n"
-		" </object>\n"
-		"</topology>\n<object type=\"PU\"/>\n";
+	static const char xml[] = "<?xml version=\"1.0\"?>\n<topology version=\"2.0";
 	struct aff_topo *t = NULL;
 	char err[1024];
 	size_t i;
@@ -159,7 +153,7 @@ static void test_hwloc_trailing_garbage(void **state)
 		err[0] = '\0';
 		assert_int_equal(load_text(xml, &t, err, sizeof(err)), -EINVAL);
 		assert_null(t);
-		if (!strstr(err, "/topo.xml:9: malformed XML"))
+		if (!strstr(err, "/topo.xml:2: malformed XML") || strchr(err, '\n'))
 			fail_msg("HWLOC_LIBXML=%s: %s", importers[i] ? importers[i] : "(unset)", err);
 	}
 	use_importer(NULL);
@@ -352,7 +346,7 @@ int main(void)
 		cmocka_unit_test(test_nccl_distinct_busids),
 		cmocka_unit_test(test_hwloc_missing_complete_cpuset),
 		cmocka_unit_test(test_hwloc_missing_complete_nodeset),
-		cmocka_unit_test(test_hwloc_trailing_garbage),
+		cmocka_unit_test(test_hwloc_not_xml),
 		cmocka_unit_test(test_hwloc_pu_without_os_index),
 		cmocka_unit_test(test_xml_encoding),
 		cmocka_unit_test(test_hwloc_bitmap_syntax),
