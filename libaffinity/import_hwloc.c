@@ -42,7 +42,8 @@
 struct result {
 	uint32_t magic;
 	int32_t error;		/* 0: the topology follows, else an errno */
-	uint64_t addr, len;	/* where it was written, for hwloc_shmem_topology_adopt */
+	void *addr;		/* where it was written, for hwloc_shmem_topology_adopt */
+	uint64_t len;
 	char msg[512];		/* with error: the line to report */
 };
 
@@ -131,7 +132,7 @@ static void import_child(struct job *j, struct result *r)
 		    strerror(errno));
 		return;
 	}
-	r->addr = (uintptr_t)addr;
+	r->addr = addr;
 	r->len = len;
 }
 
@@ -354,8 +355,7 @@ int aff_hwloc_import(const struct aff_ctx *ctx, const char *name, const char *bu
 		rc = run(ctx, &j, &r);
 		munmap(j.reserve, j.reserve_len);
 		if (!rc && !r.error &&
-		    hwloc_shmem_topology_adopt(out, j.fd, j.page, (void *)(uintptr_t)r.addr,
-					       r.len, 0) < 0) {
+		    hwloc_shmem_topology_adopt(out, j.fd, j.page, r.addr, r.len, 0) < 0) {
 			rc = -errno;
 			snprintf(r.msg, sizeof(r.msg), "adopting the imported topology: %s",
 				 strerror(errno));
