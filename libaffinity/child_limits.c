@@ -20,6 +20,12 @@
 #ifndef RUNNING_ON_VALGRIND
 #define RUNNING_ON_VALGRIND 0
 #endif
+#if defined(AFF_ASAN) && defined(__has_include)
+#if __has_include(<sanitizer/common_interface_defs.h>)
+#include <sanitizer/common_interface_defs.h>
+#define AFF_SANITIZER_DEATH 1
+#endif
+#endif
 
 /* Bytes mapped now: the budget is on top (ASan's shadow alone is terabytes). */
 static unsigned long long mapped_now(void)
@@ -70,6 +76,14 @@ void aff_child_limits(size_t len)
 	 */
 	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 		signal(fatal[i], SIG_DFL);
+#ifdef AFF_SANITIZER_DEATH
+	/*
+	 * Nor a death callback of the caller's: under libFuzzer, a child that
+	 * ASan ended (out of memory at the limit below) saved its input as the
+	 * fuzzer's crash, although the fuzzer, its parent, lived on.
+	 */
+	__sanitizer_set_death_callback(NULL);
+#endif
 
 	/* Valgrind keeps its shadow memory in the process: its runs are tests. */
 	if (mapped && !RUNNING_ON_VALGRIND)
