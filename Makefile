@@ -35,6 +35,8 @@ DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
 
 LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
 	input.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c json.c client.c client_binding.c apply.c
+# Reading a file (every input), hwloc's import contained in a child process.
+LIBAFF_SRCS += readfile.c import_hwloc.c child_limits.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c
@@ -105,6 +107,7 @@ CHECKS :=
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk
 -include $(TOP)/tests/ncclexport/ncclexport.mk
+-include $(TOP)/tests/input/input.mk
 -include $(TOP)/tests/fleet/fleet.mk
 -include $(TOP)/bench/fleet.mk
 -include $(TOP)/tests/gpu/gpu.mk
@@ -120,7 +123,8 @@ CHECKS += check-vm
 # The guests run build/railbind and build/railbindd: with -j, build them first.
 check-vm-6.1 check-vm-6.12: all
 
-.PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean
+.PHONY: all check check-unit check-cli check-corpus check-asan check-valgrind audit clean \
+	check-hwloc-minimal
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
 
 $(BUILD)/obj/%.o: $(TOP)/%.c
@@ -170,6 +174,15 @@ check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan chec
 ASAN_CHECKS += check-unit check-cli
 check-asan:
 	$(Q)$(MAKE) SANITIZE=1 $(ASAN_CHECKS)
+
+# The tests that read hwloc XML, again with hwloc's built-in minimal XML
+# importer (HWLOC_LIBXML=0): what a node without libhwloc-plugins uses, and
+# the one that takes in text that is not XML. The default run uses the
+# libxml2 importer ./scripts/setup installs. Everything built first, so the
+# sub-make only runs tests beside the other checks at -j.
+CHECKS += check-hwloc-minimal
+check-hwloc-minimal: $(UNIT_BINS) $(RAILBIND) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
+	$(Q)HWLOC_LIBXML=0 $(MAKE) check-unit check-cli check-corpus check-audit
 
 # The CLI under valgrind on every fixture.
 check-valgrind: $(RAILBIND) $(RBGEN_FIXTURES)

@@ -7,13 +7,18 @@
  *   planbench [-t SECONDS] [-m MIN] [-M MAX] FILE
  *
  * Each round times, in turn: hwloc_topology_load of FILE set up as
- * railbind sets it up (I/O kept), the whole aff_topo_load (that load plus
- * the model), aff_plan_new on one loaded model, and aff_plan_json. Rounds
- * interleave the four so a busy machine slows each alike. Rounds run until
- * SECONDS (default 1) are spent, at least MIN (3), at most MAX (1001).
+ * railbind sets it up (I/O kept), the whole aff_topo_load in this process
+ * (AFF_LOAD_NO_FORK, as railbind's commands load in a child of their own:
+ * that load plus the model), aff_plan_new on one loaded model, and
+ * aff_plan_json. Rounds interleave the four so a busy machine slows each
+ * alike. Rounds run until SECONDS (default 1) are spent, at least MIN (3),
+ * at most MAX (1001). Then as many rounds of aff_topo_load as the library
+ * runs it for its in-process callers, hwloc's import in a child process:
+ * apart, since every fork makes the heap copy-on-write, and the faults
+ * would land on whatever runs next.
  *
  * Output, one line, medians in seconds:
- *   rounds=R gpus=G nics=N hwloc=.. load=.. plan=.. json=..
+ *   rounds=R gpus=G nics=N hwloc=.. load=.. plan=.. json=.. contained=..
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,11 +65,11 @@ static int hwloc_once(const char *file)
 	return rc;
 }
 
-static int load_once(struct aff_ctx *ctx, const char *file, char *err,
-		     size_t errlen)
+static int load_once(struct aff_ctx *ctx, const char *file, unsigned long flags,
+		     char *err, size_t errlen)
 {
 	struct aff_topo *t;
-	int rc = aff_topo_load(ctx, file, 0, &t, err, errlen);
+	int rc = aff_topo_load(ctx, file, flags, &t, err, errlen);
 
 	aff_topo_unref(t);
 	return rc;
@@ -89,7 +94,7 @@ int main(int argc, char **argv)
 {
 	double budget = 1.0, t0, t;
 	int min = 3, max = 1001, n, opt, rc = 1;
-	double *v[4] = { NULL };
+	double *v[5] = { NULL };
 	struct aff_topo *topo = NULL;
 	struct aff_ctx *ctx;
 	const char *file;
@@ -119,11 +124,12 @@ int main(int argc, char **argv)
 		perror("planbench: aff_ctx_new");
 		return 1;
 	}
-	if (aff_topo_load(ctx, file, AFF_LOAD_REQUIRE_GPU, &topo, err, sizeof(err)) < 0) {
+	if (aff_topo_load(ctx, file, AFF_LOAD_REQUIRE_GPU | AFF_LOAD_NO_FORK, &topo, err,
+			  sizeof(err)) < 0) {
 		fprintf(stderr, "planbench: %s\n", err);
 		goto out;
 	}
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		v[i] = calloc((size_t)max, sizeof(double));
 		if (!v[i])
 			goto out;
@@ -139,7 +145,7 @@ int main(int argc, char **argv)
 		}
 		v[0][n] = now() - t;
 		t = now();
-		if (load_once(ctx, file, err, sizeof(err)) < 0) {
+		if (load_once(ctx, file, AFF_LOAD_NO_FORK, err, sizeof(err)) < 0) {
 			fprintf(stderr, "planbench: %s\n", err);
 			goto out;
 		}
@@ -159,12 +165,21 @@ int main(int argc, char **argv)
 		v[3][n] = now() - t;
 		aff_plan_unref(p);
 	}
-	printf("rounds=%d gpus=%zu nics=%zu hwloc=%.6f load=%.6f plan=%.6f json=%.6f\n",
+	for (int i = 0; i < n; i++) {
+		t = now();
+		if (load_once(ctx, file, 0, err, sizeof(err)) < 0) {
+			fprintf(stderr, "planbench: %s\n", err);
+			goto out;
+		}
+		v[4][i] = now() - t;
+	}
+	printf("rounds=%d gpus=%zu nics=%zu hwloc=%.6f load=%.6f plan=%.6f json=%.6f contained=%.6f\n",
 	       n, aff_topo_gpu_count(topo), aff_topo_nic_count(topo),
-	       median(v[0], n), median(v[1], n), median(v[2], n), median(v[3], n));
+	       median(v[0], n), median(v[1], n), median(v[2], n), median(v[3], n),
+	       median(v[4], n));
 	rc = 0;
 out:
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		free(v[i]);
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);

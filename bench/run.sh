@@ -45,7 +45,9 @@ exponent() { awk -v a="$1" -v b="$2" -v m="$3" -v n="$4" 'BEGIN { printf "%.2f",
 within() { awk -v x="$1" -v l="$2" 'BEGIN { print x <= l ? "ok" : "MISS" }'; }
 root_of() { head -c 4096 "$1" | grep -o -m1 '<topology\|<system' | head -n1 | tr -d '<'; }
 misses=0
-verdict() { v=$(within "$1" "$2"); [ "$v" = ok ] || misses=$((misses + 1)); echo "$v"; }
+# verdict X LIMIT: sets $v to ok / MISS and counts misses (not in $(...): a
+# subshell's count is lost, and the summary said 0 misses after a MISS).
+verdict() { v=$(within "$1" "$2"); [ "$v" = ok ] || misses=$((misses + 1)); }
 
 {
 echo "railbind benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -85,8 +87,9 @@ else
 		r=$("$ALT" -t "$secs" -- "$RAILBIND" plan --input "$f" --json -- \
 			"$LSTOPO" -i "$f" --of xml)
 		w=$(get ratio_wall "$r")
+		verdict "$w" $target_ratio
 		printf '%-48s %8d %5d %10s %10s %s\n' "${f#"$corpus"/}" $((size / 1024)) "$gpus" \
-			"$w" "$(get ratio_cpu "$r")" "$(verdict "$w" $target_ratio)"
+			"$w" "$(get ratio_cpu "$r")" "$v"
 	done < "$tmp/hwloc"
 	ref=$(head -n1 "$tmp/hwloc" | cut -d' ' -f3)
 	if [ -s "$tmp/nccl" ] && [ -n "$ref" ]; then
@@ -104,8 +107,10 @@ echo
 
 echo "== 2. generated machines (rbgen --gpus N, one NIC per GPU)"
 echo "cli = railbind plan --json / $LSTOPO --of xml (processes, same file)"
-echo "load, plan, json = aff_topo_load, aff_plan_new, aff_plan_json / hwloc_topology_load (planbench, one process)"
-printf '%6s %8s %9s %9s %8s %8s %8s %s\n' gpus KiB cli_wall cli_cpu load plan json target
+echo "load, plan, json = aff_topo_load (in-process import, as in the command's child), aff_plan_new,"
+echo "  aff_plan_json / hwloc_topology_load (planbench, one process); contained = aff_topo_load as the"
+echo "  library runs it for in-process callers, hwloc's import in a child process"
+printf '%6s %8s %9s %9s %8s %8s %8s %9s %s\n' gpus KiB cli_wall cli_cpu load plan json contained target
 n=8
 while [ $n -le "$max_gpus" ]; do
 	f=$tmp/gen-$n.xml
@@ -114,10 +119,11 @@ while [ $n -le "$max_gpus" ]; do
 	p=$("$PLANBENCH" -t "$secs" "$f")
 	h=$(get hwloc "$p")
 	w=$(get ratio_wall "$r")
-	printf '%6d %8d %9s %9s %8s %8s %8s %s\n' $n $(($(stat -c %s "$f") / 1024)) \
+	verdict "$w" $target_ratio
+	printf '%6d %8d %9s %9s %8s %8s %8s %9s %s\n' $n $(($(stat -c %s "$f") / 1024)) \
 		"$w" "$(get ratio_cpu "$r")" "$(ratio "$(get load "$p")" "$h")" \
 		"$(ratio "$(get plan "$p")" "$h")" "$(ratio "$(get json "$p")" "$h")" \
-		"$(verdict "$w" $target_ratio)"
+		"$(ratio "$(get contained "$p")" "$h")" "$v"
 	# Absolute times stay in the temporary directory, for the exponents only.
 	echo "$n $(get a_wall "$r") $(get b_wall "$r") $(get plan "$p") $h $(get load "$p")" >> "$tmp/times"
 	rm -f "$f"
@@ -131,9 +137,11 @@ if grep -q '^256 ' "$tmp/times" && grep -q '^4096 ' "$tmp/times"; then
 	e_cli=$(exponent "$c1" "$2" 256 4096)
 	e_plan=$(exponent "$p1" "$4" 256 4096)
 	echo "growth exponent, 256 -> 4096 GPUs (log(t4096/t256)/log 16):"
-	echo "  railbind plan --json (process):  $e_cli  $(verdict "$e_cli" $target_exp)"
+	verdict "$e_cli" $target_exp
+	echo "  railbind plan --json (process):  $e_cli  $v"
 	echo "  aff_topo_load (in process):      $(exponent "$m1" "$6" 256 4096)"
-	echo "  aff_plan_new (planner alone):    $e_plan  $(verdict "$e_plan" $target_exp)"
+	verdict "$e_plan" $target_exp
+	echo "  aff_plan_new (planner alone):    $e_plan  $v"
 	echo "  peers: lstopo $(exponent "$l1" "$3" 256 4096), hwloc_topology_load $(exponent "$h1" "$5" 256 4096)"
 else
 	echo "growth exponent: needs 256 and 4096 GPUs (BENCH_MAX_GPUS=$max_gpus)"

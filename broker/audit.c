@@ -219,6 +219,10 @@ int cmd_audit(int argc, char **argv)
 	}
 	if (rb_report_check(&r, &o, "audit") < 0)
 		return RB_EXIT_UNKNOWN;
+	/* With --input, in a child: no file can take the command down. */
+	rc = rb_contain(&o, "audit", RB_EXIT_UNKNOWN);
+	if (rc >= 0)
+		return rc;
 	rc = rb_load(&o, &ctx, &topo);
 	if (rc >= 0) {
 		rc = aff_audit_run(topo, NULL, 0, &a, err, sizeof(err));

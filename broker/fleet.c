@@ -195,6 +195,7 @@ int cmd_fleet(int argc, char **argv)
 	 * closes them with the last: one topology held open for the whole run
 	 * saves that on every file (a third of the time per node, bench/fleet.sh).
 	 */
+	rb_xml_plugins_only();
 	if (hwloc_topology_init(&anchor) < 0)
 		anchor = NULL;
 	rc = collect(&files, argv + optind, argc - optind);

@@ -20,12 +20,17 @@ struct json_object;
 #define FLEET_NASPECTS 7
 extern const char *const fleet_aspects[FLEET_NASPECTS];
 
-/* fleet_node.c: the record of file number i (never NULL unless out of memory). */
-struct json_object *fleet_node_read(struct aff_ctx *ctx, const char *file, size_t i);
+/*
+ * fleet_node.c: the record of file number i (never NULL unless out of
+ * memory); flags: aff_topo_load()'s (AFF_LOAD_NO_FORK in a worker).
+ */
+struct json_object *fleet_node_read(struct aff_ctx *ctx, const char *file, size_t i,
+				    unsigned long flags);
 
 /*
- * fleet_jobs.c: the records of files[0..n) in order, read by jobs processes
- * (this one alone when jobs is 1 or workers cannot be started). -ENOMEM.
+ * fleet_jobs.c: the records of files[0..n) in order, read by jobs worker
+ * processes (this one, each import in a child, where none can be started).
+ * A file that kills its reader gets a record saying so. -ENOMEM.
  */
 int fleet_read_all(struct aff_ctx *ctx, char *const *files, size_t n, int jobs,
 		   struct json_object **out);

@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * railbind fleet: one node's record (fleet.h). A snapshot is read as every
- * command reads a file (aff_topo_load) and audited; an audit document
+ * railbind fleet: one node's record (fleet.h). The file is read once, as
+ * every command reads a file (aff_read_file); a snapshot is loaded from
+ * that text (aff_topo_load_buffer) and audited; an audit document
  * (railbind.audit/1) is taken as it is. What both tell (devices, paths,
  * numa, checks) is taken from the audit document in both cases, by the same
  * code, so a node's snapshot and its audit compare equal. Links, ACS and
  * the machine come from the model, which only a topology file gives.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <json-c/json.h>
 
 #include "audit.h"
@@ -24,9 +22,6 @@
 const char *const fleet_aspects[FLEET_NASPECTS] = {
 	"devices", "paths", "numa", "checks", "links", "acs", "machine",
 };
-
-/* An audit document larger than this is not one (8 GPUs x 8 NICs: ~40 kB). */
-#define MAX_AUDIT_SIZE (64 << 20)
 
 static void fact(struct json_object *facts, const char *value, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -236,15 +231,15 @@ static void set_name(struct json_object *rec, const char *host, const char *file
 					    name_of_file(file));
 }
 
-static int read_snapshot(struct aff_ctx *ctx, const char *file, struct json_object *rec,
-			 char *err, size_t errlen)
+static int read_snapshot(struct aff_ctx *ctx, const char *file, const char *buf, size_t len,
+			 unsigned long flags, struct json_object *rec, char *err, size_t errlen)
 {
 	struct json_object *aspects, *doc;
 	struct aff_topo *t = NULL;
 	struct aff_audit *a = NULL;
 	int rc;
 
-	rc = aff_topo_load(ctx, file, 0, &t, err, errlen);
+	rc = aff_topo_load_buffer(ctx, file, buf, len, flags, &t, err, errlen);
 	if (!rc)
 		rc = aff_audit_run(t, NULL, 0, &a, err, errlen);
 	if (rc < 0) {
@@ -312,77 +307,24 @@ static int read_audit(const char *file, const char *buf, size_t len, struct json
 	return rc;
 }
 
-/*
- * The whole file, when it is JSON (its first byte, past blanks, is '{');
- * NULL with *len 0 for anything else, which aff_topo_load() judges.
- */
-static char *slurp_json(const char *file, size_t *len, int *err)
-{
-	char *buf = NULL, *p;
-	size_t cap = 0, n = 0;
-	struct stat st;
-	ssize_t r;
-	int fd;
-
-	*len = 0;
-	*err = 0;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			p = cap <= MAX_AUDIT_SIZE ? realloc(buf, cap + 1) : NULL;
-			if (!p) {
-				*err = cap <= MAX_AUDIT_SIZE ? ENOMEM : EFBIG;
-				break;
-			}
-			buf = p;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r <= 0) {
-			*err = r < 0 ? errno : 0;
-			break;
-		}
-		n += (size_t)r;
-		/* Not JSON: stop reading, the topology loader reads it again. */
-		buf[n] = '\0';
-		p = buf + strspn(buf, " \t\r\n");
-		if (*p && *p != '{')
-			break;
-	}
-	close(fd);
-	if (!buf || !n || buf[strspn(buf, " \t\r\n")] != '{') {
-		if (*err != EFBIG)
-			*err = 0;
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
-
-struct json_object *fleet_node_read(struct aff_ctx *ctx, const char *file, size_t i)
+struct json_object *fleet_node_read(struct aff_ctx *ctx, const char *file, size_t i,
+				    unsigned long flags)
 {
 	struct json_object *rec = json_object_new_object();
-	char err[1024] = "", *buf;
+	char err[1024] = "", *buf = NULL;
 	size_t len;
-	int rc, e;
+	int rc;
 
 	if (!rec)
 		return NULL;
 	json_object_object_add(rec, "i", json_object_new_int64((int64_t)i));
 	json_object_object_add(rec, "file", json_object_new_string(file));
-	buf = slurp_json(file, &len, &e);
-	if (e)
-		rc = -e;
-	else if (buf)
+	rc = aff_read_file(file, aff_ctx_input_limit(ctx), &buf, &len, err, sizeof(err));
+	/* An audit document is JSON (its first byte past blanks is '{'); anything else, a topology. */
+	if (!rc && buf[strspn(buf, " \t\r\n")] == '{')
 		rc = read_audit(file, buf, len, rec, err, sizeof(err));
-	else
-		rc = read_snapshot(ctx, file, rec, err, sizeof(err));
+	else if (!rc)
+		rc = read_snapshot(ctx, file, buf, len, flags, rec, err, sizeof(err));
 	free(buf);
 	if (rc < 0) {
 		/* Only where the file is: what was read of it is no use. */

@@ -64,6 +64,10 @@ int cmd_nccl_topo(int argc, char **argv)
 		rb_error("nccl-topo: empty output file name");
 		return RB_EXIT_USAGE;
 	}
+	/* With --input, in a child: no file can take the command down. */
+	rc = rb_contain(&o, "nccl-topo", RB_EXIT_FAIL);
+	if (rc >= 0)
+		return rc;
 	rc = rb_load(&o, &ctx, &topo);
 	if (rc < 0) {
 		aff_ctx_unref(ctx);

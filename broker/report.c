@@ -122,7 +122,10 @@ int rb_report_emit(const struct rb_report *rep, struct json_object *doc, int cod
 		rb_error("%s: %s", rep->cmd, strerror(ENOMEM));
 		code = RB_EXIT_UNKNOWN;
 	} else if (r->prom_file &&
-		   (rc = aff_write_atomic(rep->cmd, r->prom_file, prom, strlen(prom), err,
+		   /* Into a temporary file beside it, then renamed: node_exporter never
+		    * reads half. "-" is a file of that name, as it always was. */
+		   (rc = aff_write_atomic(rep->cmd, strcmp(r->prom_file, "-") ? r->prom_file : "./-",
+					  prom, strlen(prom), err,
 					  sizeof(err))) < 0) {
 		rb_error("%s", *err ? err : strerror(-rc));
 		code = RB_EXIT_UNKNOWN;

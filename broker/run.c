@@ -172,6 +172,9 @@ int cmd_run(int argc, char **argv)
 		aff_ctx_unref(ctx);
 		return RB_EXIT_FAIL;
 	}
+	/* A file as the topology: hwloc's discovery plugins are of no use to it. */
+	if (spec.input)
+		rb_xml_plugins_only();
 	rc = aff_binding_get(ctx, &spec, &b, err, sizeof(err));
 	aff_ctx_unref(ctx);
 	if (rc < 0) {

@@ -66,6 +66,10 @@ int cmd_topo(int argc, char **argv)
 		rb_error("topo: unexpected argument \"%s\"", argv[optind]);
 		return RB_EXIT_USAGE;
 	}
+	/* With --input, in a child: no file can take the command down. */
+	rc = rb_contain(&o, "topo", RB_EXIT_FAIL);
+	if (rc >= 0)
+		return rc;
 	rc = rb_load(&o, &ctx, &topo);
 	if (rc < 0) {
 		aff_ctx_unref(ctx);

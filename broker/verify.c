@@ -376,6 +376,12 @@ int cmd_verify(int argc, char **argv)
 		free(pids);
 		return RB_EXIT_UNKNOWN;
 	}
+	/* With --input, in a child: no file can take the command down. */
+	rc = rb_contain(&o, "verify", RB_EXIT_UNKNOWN);
+	if (rc >= 0) {
+		free(pids);
+		return rc;
+	}
 	if (!npids)
 		spec.flags |= AFF_VERIFY_ALL;
 	spec.pids = pids;

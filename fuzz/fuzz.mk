@@ -3,17 +3,24 @@
 # into build-fuzz/ against a copy of the library compiled the same way.
 #   make fuzz            each target for FUZZ_SECONDS (default 60), in turn
 #   make fuzz FUZZ_TARGETS=nccl FUZZ_SECONDS=3600
-#   make check-fuzz      committed reproducers, then each target ~10 s (CI)
+#   make check-fuzz      committed reproducers, then each target a fixed number
+#                        of executions from a fixed seed (CI: the same every run)
 # Working corpora and crashing inputs stay in build-fuzz/ (see
 # docs/RELIABILITY.md). Needs TOP, BUILD, WARN, DEP_LIBS, *_CFLAGS, RBGEN_FIXTURES.
 
 FUZZ_CC ?= clang
 FUZZ_BUILD := $(TOP)/build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_CHECK_SECONDS ?= 10
-FUZZ_ALL := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env verify
+# check-fuzz: executions per target (fuzz_hwloc: a few a second, under ASan on
+# seeds of up to 212 KiB).
+FUZZ_CHECK_RUNS ?= 4000
+FUZZ_CHECK_RUNS_HWLOC ?= 60
+FUZZ_SEED ?= 1
+FUZZ_PROGS := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env verify
+# hwloc-minimal: fuzz_hwloc with hwloc's minimal XML importer (HWLOC_LIBXML=0).
+FUZZ_ALL := $(FUZZ_PROGS) hwloc-minimal
 FUZZ_TARGETS ?= $(FUZZ_ALL)
-FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_ALL))
+FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_PROGS))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE $(WARN) -I$(TOP)/libaffinity \
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS) \
@@ -60,13 +67,14 @@ fuzz: $(FUZZ_BINS) $(RBGEN_FIXTURES)
 	$(call quiet,FUZZ,$(FUZZ_TARGETS))$(FUZZ_RUN) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # CI: the short version on the project's own seeds only (no shared topologies),
-# each run starting from a fresh corpus so results do not drift between runs.
-# fuzz_hwloc without leak checking here: with the full stacks lsan.supp needs
-# it manages ~50 inputs in 10 s, fast ~1,000 (leaks: check-asan, check-valgrind).
+# each run from a fresh corpus, a fixed seed and a fixed number of executions,
+# so every run tries the same inputs. fuzz_hwloc without leak checking here
+# (leaks: check-asan, check-valgrind), with each of hwloc's XML importers.
 check-fuzz: $(FUZZ_BINS) $(RBGEN_FIXTURES)
 	$(Q)rm -rf $(FUZZ_BUILD)/check
 	$(call quiet,TEST,$@)FUZZ_BIN=$(FUZZ_BUILD) FUZZ_CORPUS=$(FUZZ_BUILD)/check/corpus \
 		FUZZ_ARTIFACTS=$(FUZZ_BUILD)/check/artifacts TOP=$(TOP) \
 		FIXTURES='$(RBGEN_FIXTURES)' RAILBIND_TOPOLOGIES= \
-		FUZZ_HWLOC_ASAN=detect_leaks=0 \
-		sh $(TOP)/fuzz/run.sh $(FUZZ_CHECK_SECONDS) $(FUZZ_ALL)
+		FUZZ_HWLOC_ASAN=detect_leaks=0 FUZZ_SEED=$(FUZZ_SEED) \
+		FUZZ_RUNS_hwloc=$(FUZZ_CHECK_RUNS_HWLOC) \
+		sh $(TOP)/fuzz/run.sh -runs $(FUZZ_CHECK_RUNS) $(FUZZ_ALL)

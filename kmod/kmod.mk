@@ -50,7 +50,7 @@ check-kmod-style: $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl
 	@command -v sparse >/dev/null || { echo "check-kmod-style: sparse not installed (run tests/vm/deps.sh)" >&2; exit 1; }
 	$(call quiet,CHECK,kmod checkpatch)perl $(KMOD_BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --strict --quiet \
 		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f $(TOP)/kmod/*.c $(TOP)/kmod/*.h \
-		$(TOP)/tests/vm/provider/*.[ch]
+		$(TOP)/tests/vm/provider/*.[ch] $(TOP)/tests/vm/fakebus/*.c $(TOP)/tests/vm/p2pref/*.c
 	$(Q)rm -rf $(KMOD_BUILD)/kmod-sparse $(KMOD_BUILD)/kmod-sparse-6.12
 	@$(call kmod_build,$(KDIR),sparse,C=2) 2>&1 | tee $(KMOD_BUILD)/sparse.log
 	@$(call kmod_build,$(KDIR_612),sparse-6.12,C=2) 2>&1 | tee -a $(KMOD_BUILD)/sparse.log

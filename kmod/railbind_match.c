@@ -100,11 +100,14 @@ static bool railbind_builtin_gpu(struct pci_dev *pdev)
 	       class == PCI_CLASS_DISPLAY_OTHER;
 }
 
+/* Bridges are never GPUs or NICs: they are tracked as the chain above one. */
 bool railbind_match(struct pci_dev *pdev, enum railbind_role *role)
 {
 	u16 class = pdev->class >> 8;
 	unsigned int i;
 
+	if (pci_is_bridge(pdev))
+		return false;
 	if (railbind_builtin_gpu(pdev)) {
 		*role = RAILBIND_GPU;
 		return true;

@@ -2,453 +2,699 @@
 /*
  * Peer-memory (GPUDirect RDMA) accounting per (GPU, NIC) pair.
  *
- * Three sources feed one fixed-size registry: providers calling
- * railbind_peer_map/unmap, kprobes on NVIDIA's nvidia_p2p_* entry points,
- * and kprobes on the dma-buf attach/map calls an RDMA NIC makes. Probe
- * handlers run in atomic context, so the registry is a preallocated table
- * under a spinlock: nothing in a handler allocates, sleeps or prints.
- * Keys taken from a provider (page tables, mappings) are opaque numbers,
- * never dereferenced after the call that produced them, and are dropped
- * when the provider module goes away.
+ * Three sources feed one registry: providers calling railbind_peer_map()
+ * and railbind_peer_unmap(), kprobes on the provider's nvidia_p2p_*
+ * (railbind_probe_nv.c) and, when enabled, kprobes on the dma-buf calls a
+ * tracked NIC makes (railbind_probe_dmabuf.c). Handlers run in atomic
+ * context, so the registry is built to do a bounded amount of work there:
+ *  - records (one per live mapping) and pair counters come from two pools
+ *    of max_maps entries, allocated at load; nothing is allocated later;
+ *  - a record is found by its cookie, and by its group (an NVIDIA page
+ *    table) for frees of a whole table, in hash tables whose buckets never
+ *    hold more than RAILBIND_CHAIN entries: an insert into a full bucket is
+ *    refused and counted as overflow, like an insert into a full pool;
+ *  - counters live per (gpu, nic, route, exporter) and move as mappings
+ *    come and go, so a render copies counters and never walks mappings;
+ *  - devices are matched against a table published with RCU
+ *    (railbind_devtab): NICs by pci_dev pointer identity, never
+ *    dereferenced, GPUs by assigned memory BAR.
+ * Every section with interrupts off (railbind_peer_lock) therefore looks
+ * at no more than 3 x RAILBIND_CHAIN entries plus constant work, or, in
+ * process context, at RAILBIND_BATCH pool entries; the longest one
+ * measured, in time and in entries, is in sysfs (irqoff_max_ns,
+ * irqoff_max_steps).
+ *
+ * Cookies and groups taken from a provider are opaque numbers, never
+ * dereferenced after the call that produced them, and are dropped with
+ * the module that owns them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/dma-buf.h>
-#include <linux/kprobes.h>
+#include <linux/atomic.h>
+#include <linux/ctype.h>
+#include <linux/hash.h>
+#include <linux/jhash.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
-#include <linux/ptrace.h>
-#include <linux/scatterlist.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "railbind.h"
 
 char *railbind_peer_provider = "nvidia";
 module_param_named(peer_provider, railbind_peer_provider, charp, 0444);
-MODULE_PARM_DESC(peer_provider, "Module exporting nvidia_p2p_* whose calls are counted (default nvidia)");
+/* The same name as the module loader keeps it ('-' read as '_'). */
+char railbind_peer_module[MODULE_NAME_LEN];
+MODULE_PARM_DESC(peer_provider,
+		 "Module whose nvidia_p2p_* calls are counted (default nvidia); only that module's symbols are probed");
 
-static bool dmabuf_taps = true;
-module_param(dmabuf_taps, bool, 0444);
-MODULE_PARM_DESC(dmabuf_taps, "Count dma-buf attachments made by tracked NICs (default on)");
+static unsigned int max_maps = 4096;
+module_param(max_maps, uint, 0444);
+MODULE_PARM_DESC(max_maps, "Live peer-memory mappings tracked at most (64..1048576, default 4096)");
 
-#define RAILBIND_MAX_MAPS 4096
-#define RAILBIND_MAX_BARS 256
-#define RAILBIND_MAX_NICS 256
-#define RAILBIND_EXP_LEN 16
-#define RAILBIND_NO_DEV 0xffffffffu
+#define RAILBIND_CHAIN 16	/* entries per hash bucket, at most */
+#define RAILBIND_BATCH 64	/* pool entries per lock hold in process context */
+#define RAILBIND_NONE U32_MAX
 
-enum railbind_route {
-	RAILBIND_ROUTE_API,
-	RAILBIND_ROUTE_NVIDIA,
-	RAILBIND_ROUTE_DMABUF,
-};
-
-static const char * const railbind_route_names[] = { "api", "nvidia", "dmabuf" };
-
-struct railbind_map {
-	unsigned long cookie;	/* 0: free slot */
-	unsigned long group;	/* nvidia page table, for frees without unmap */
-	u32 gpu, nic;
+struct railbind_rec {
+	struct hlist_node by_cookie;
+	struct hlist_node by_group;
+	unsigned long cookie;	/* 0: free */
+	unsigned long group;	/* 0: none */
+	const void *owner;	/* the API caller's module, or NULL */
 	u64 bytes;
+	u32 slot;		/* the pair counters it adds to */
 	u8 route;
 	bool mapped;		/* dma-buf: attached, and mapped */
+};
+
+struct railbind_pair_key {
+	u64 gpu, nic;
+	u8 route;
 	char exporter[RAILBIND_EXP_LEN];
 };
 
-struct railbind_bar {
-	u32 gpu;
-	resource_size_t start, end;
+struct railbind_slot {
+	struct hlist_node hash;
+	struct railbind_pair_key key;
+	u32 refs;		/* records adding to it; 0: free */
+	u64 attachments, maps, bytes;
+};
+
+/* One rendered row: a slot's key and counters, copied out. */
+struct railbind_row {
+	struct railbind_pair_key key;
+	u64 attachments, maps, bytes;
 };
 
 static DEFINE_SPINLOCK(railbind_peer_lock);
-static struct railbind_map *railbind_maps;
-static struct railbind_bar railbind_bars[RAILBIND_MAX_BARS];
-static unsigned int railbind_nbars;
-static u32 railbind_nics[RAILBIND_MAX_NICS];
-static unsigned int railbind_nnics;
-static u64 railbind_st_maps, railbind_st_unmaps, railbind_st_freed, railbind_st_overflow;
+static struct railbind_rec *railbind_recs;
+static struct railbind_slot *railbind_slots;
+static u32 *railbind_free_recs, *railbind_free_slots;	/* stacks of free indices */
+static u32 railbind_nfree_recs, railbind_nfree_slots;
+static struct hlist_head *railbind_by_cookie, *railbind_by_group, *railbind_by_pair;
+static unsigned int railbind_hash_bits;
+static u64 railbind_irqoff_max;	/* ns, under railbind_peer_lock */
+static unsigned int railbind_steps;	/* entries looked at in this lock hold */
+static unsigned int railbind_steps_max;	/* the most in one hold */
+static atomic_t railbind_route_live[RAILBIND_NROUTES];
+static atomic_long_t railbind_stats[RAILBIND_NSTATS];
 
-/* Caller holds railbind_lock; refreshes the tables probe handlers read. */
-void railbind_peer_devs_changed(void)
+static struct railbind_devtab __rcu *railbind_devtab;
+static DEFINE_MUTEX(railbind_devtab_mutex);
+static bool railbind_peer_up;
+
+static unsigned long railbind_peer_lock_irqsave(u64 *t0)
+	__acquires(&railbind_peer_lock)
 {
-	struct railbind_dev *rd;
 	unsigned long flags;
-	int bar;
 
 	spin_lock_irqsave(&railbind_peer_lock, flags);
-	railbind_nbars = 0;
-	railbind_nnics = 0;
-	list_for_each_entry(rd, &railbind_devs, node) {
-		if (rd->role == RAILBIND_NIC) {
-			if (railbind_nnics < RAILBIND_MAX_NICS)
-				railbind_nics[railbind_nnics++] = railbind_pci_id(rd->pdev);
-			continue;
-		}
-		for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
-			struct resource *r = &rd->pdev->resource[bar];
+	*t0 = local_clock();
+	railbind_steps = 0;
+	return flags;
+}
 
-			if (!(r->flags & IORESOURCE_MEM) || !resource_size(r))
-				continue;
-			if (railbind_nbars == RAILBIND_MAX_BARS)
-				break;
-			railbind_bars[railbind_nbars].gpu = railbind_pci_id(rd->pdev);
-			railbind_bars[railbind_nbars].start = r->start;
-			railbind_bars[railbind_nbars].end = r->end;
-			railbind_nbars++;
-		}
-	}
+static void railbind_peer_unlock_irqrestore(unsigned long flags, u64 t0)
+	__releases(&railbind_peer_lock)
+{
+	u64 d = local_clock() - t0;
+
+	if (d > railbind_irqoff_max)
+		railbind_irqoff_max = d;
+	if (railbind_steps > railbind_steps_max)
+		railbind_steps_max = railbind_steps;
 	spin_unlock_irqrestore(&railbind_peer_lock, flags);
 }
 
-/* Under railbind_peer_lock. */
-static u32 railbind_gpu_at(u64 addr)
+/*
+ * The longest section with interrupts off under railbind_peer_lock: in ns
+ * (includes whatever preempts a virtual CPU) and in entries looked at.
+ */
+u64 railbind_peer_irqoff_max(unsigned int *steps)
 {
-	unsigned int i;
+	unsigned long flags;
+	u64 t0, max;
 
-	for (i = 0; i < railbind_nbars; i++)
-		if (addr >= railbind_bars[i].start && addr <= railbind_bars[i].end)
-			return railbind_bars[i].gpu;
-	return RAILBIND_NO_DEV;
+	flags = railbind_peer_lock_irqsave(&t0);
+	max = railbind_irqoff_max;
+	*steps = railbind_steps_max;
+	railbind_peer_unlock_irqrestore(flags, t0);
+	return max;
 }
 
-static bool railbind_is_nic(u32 id)
+void railbind_peer_stat_inc(enum railbind_peer_stat stat)
 {
-	unsigned int i;
-
-	for (i = 0; i < railbind_nnics; i++)
-		if (railbind_nics[i] == id)
-			return true;
-	return false;
+	atomic_long_inc(&railbind_stats[stat]);
 }
 
-static struct railbind_map *railbind_map_find(unsigned long cookie)
+/* Any live record of this route: lets probe handlers return at once. */
+bool railbind_peer_route_live(u8 route)
 {
-	unsigned int i;
+	return atomic_read(&railbind_route_live[route]) > 0;
+}
 
-	for (i = 0; i < RAILBIND_MAX_MAPS; i++)
-		if (railbind_maps[i].cookie == cookie)
-			return &railbind_maps[i];
+/* The record for cookie, and the length of its bucket. Under the lock. */
+static struct railbind_rec *railbind_rec_find(unsigned long cookie, unsigned int *len)
+{
+	struct railbind_rec *r;
+	unsigned int n = 0;
+
+	hlist_for_each_entry(r, &railbind_by_cookie[hash_long(cookie, railbind_hash_bits)],
+			     by_cookie) {
+		railbind_steps++;
+		if (r->cookie == cookie)
+			return r;
+		n++;
+	}
+	if (len)
+		*len = n;
 	return NULL;
 }
 
-/* Under railbind_peer_lock; a cookie seen again replaces its old record. */
-static struct railbind_map *railbind_map_add(unsigned long cookie)
+static unsigned int railbind_bucket_len(struct hlist_head *head)
 {
-	struct railbind_map *m = railbind_map_find(cookie);
+	struct hlist_node *pos;
+	unsigned int n = 0;
 
-	if (!m)
-		m = railbind_map_find(0);
-	if (!m) {
-		railbind_st_overflow++;
-		return NULL;
-	}
-	memset(m, 0, sizeof(*m));
-	m->cookie = cookie;
-	return m;
+	hlist_for_each(pos, head)
+		n++;
+	railbind_steps += n;
+	return n;
 }
 
-static void railbind_map_drop(struct railbind_map *m, bool freed)
+static u32 railbind_pair_hash(const struct railbind_pair_key *k)
 {
-	if (m->mapped || m->route != RAILBIND_ROUTE_DMABUF) {
-		if (freed)
-			railbind_st_freed++;
-		else
-			railbind_st_unmaps++;
-	}
-	memset(m, 0, sizeof(*m));
+	u32 h = jhash(k->exporter, sizeof(k->exporter), k->route);
+
+	h = jhash_2words((u32)k->gpu, (u32)(k->gpu >> 32), h);
+	h = jhash_2words((u32)k->nic, (u32)(k->nic >> 32), h);
+	return hash_32(h, railbind_hash_bits);
 }
 
-int railbind_peer_map(struct pci_dev *gpu, struct pci_dev *nic, u64 bytes,
-		      const void *cookie)
+static bool railbind_key_eq(const struct railbind_pair_key *a,
+			    const struct railbind_pair_key *b)
 {
-	struct railbind_map *m;
+	return a->gpu == b->gpu && a->nic == b->nic && a->route == b->route &&
+	       !memcmp(a->exporter, b->exporter, sizeof(a->exporter));
+}
+
+/* The counters of a pair, found or taken from the pool. Under the lock. */
+static u32 railbind_slot_get(const struct railbind_pair_key *key)
+{
+	struct hlist_head *head = &railbind_by_pair[railbind_pair_hash(key)];
+	struct railbind_slot *s;
+	unsigned int n = 0;
+	u32 i;
+
+	hlist_for_each_entry(s, head, hash) {
+		railbind_steps++;
+		if (railbind_key_eq(&s->key, key)) {
+			s->refs++;
+			return s - railbind_slots;
+		}
+		n++;
+	}
+	if (n >= RAILBIND_CHAIN || !railbind_nfree_slots)
+		return RAILBIND_NONE;
+	i = railbind_free_slots[--railbind_nfree_slots];
+	s = &railbind_slots[i];
+	memset(s, 0, sizeof(*s));
+	s->key = *key;
+	s->refs = 1;
+	hlist_add_head(&s->hash, head);
+	return i;
+}
+
+static void railbind_slot_put(u32 i)
+{
+	struct railbind_slot *s = &railbind_slots[i];
+
+	if (--s->refs)
+		return;
+	hlist_del(&s->hash);
+	railbind_free_slots[railbind_nfree_slots++] = i;
+}
+
+/* Adds (sign 1) or takes back (sign -1) what a record counts for. */
+static void railbind_account(const struct railbind_rec *r, int sign)
+{
+	struct railbind_slot *s = &railbind_slots[r->slot];
+
+	if (r->route == RAILBIND_ROUTE_DMABUF)
+		s->attachments += sign;
+	if (r->mapped) {
+		s->maps += sign;
+		s->bytes += sign * r->bytes;
+	}
+}
+
+static void railbind_rec_remove(struct railbind_rec *r)
+{
+	railbind_account(r, -1);
+	railbind_slot_put(r->slot);
+	hlist_del(&r->by_cookie);
+	if (r->group)
+		hlist_del(&r->by_group);
+	atomic_dec(&railbind_route_live[r->route]);
+	r->cookie = 0;
+	railbind_free_recs[railbind_nfree_recs++] = r - railbind_recs;
+}
+
+/* Drops a record, counted as an unmap or a free without unmap. */
+static void railbind_rec_drop(struct railbind_rec *r, bool freed)
+{
+	if (r->mapped || r->route != RAILBIND_ROUTE_DMABUF)
+		railbind_peer_stat_inc(freed ? RAILBIND_ST_FREED : RAILBIND_ST_UNMAPS);
+	railbind_rec_remove(r);
+}
+
+/**
+ * railbind_peer_add - record a mapping (or a dma-buf attachment)
+ * @cookie: its key until it goes (mapping or attachment pointer), not 0
+ * @group: NVIDIA page table it belongs to, or 0
+ * @owner: the module to drop it with, or NULL
+ * @route: enum railbind_route
+ * @gpu: the GPU's id, or RAILBIND_NO_DEV when not known (yet)
+ * @nic: the NIC's id
+ * @exporter: dma-buf exporter name, or NULL
+ * @bytes: size
+ * @mapped: counted as a mapping (a dma-buf attachment is not, until mapped)
+ *
+ * Context: any; at most 3 x RAILBIND_CHAIN comparisons with interrupts off.
+ * A probe's cookie seen again replaces its old record (the provider reused
+ * the memory); an API cookie seen again is refused.
+ * Return: 0, -EEXIST, or -ENOSPC (pool or bucket full, counted as overflow).
+ */
+int railbind_peer_add(unsigned long cookie, unsigned long group, const void *owner,
+		      u8 route, u64 gpu, u64 nic, const char *exporter, u64 bytes,
+		      bool mapped)
+{
+	struct railbind_pair_key key = { .gpu = gpu, .nic = nic, .route = route };
+	struct hlist_head *gh = NULL;
+	struct railbind_rec *r;
 	unsigned long flags;
+	unsigned int len;
 	int ret = 0;
+	u64 t0;
+	u32 slot;
 
-	if (!gpu || !nic || !cookie)
+	if (!cookie || !railbind_recs)
 		return -EINVAL;
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	if (railbind_map_find((unsigned long)cookie)) {
+	strscpy(key.exporter, exporter ? exporter : "-", sizeof(key.exporter));
+	flags = railbind_peer_lock_irqsave(&t0);
+	r = railbind_rec_find(cookie, &len);
+	if (r && route == RAILBIND_ROUTE_API) {
 		ret = -EEXIST;
 		goto out;
 	}
-	m = railbind_map_add((unsigned long)cookie);
-	if (!m) {
+	if (r) {
+		railbind_rec_remove(r);
+		len = RAILBIND_CHAIN - 1;	/* the bucket had room for it */
+	}
+	if (group)
+		gh = &railbind_by_group[hash_long(group, railbind_hash_bits)];
+	if (len >= RAILBIND_CHAIN || !railbind_nfree_recs ||
+	    (gh && railbind_bucket_len(gh) >= RAILBIND_CHAIN)) {
 		ret = -ENOSPC;
 		goto out;
 	}
-	m->gpu = railbind_pci_id(gpu);
-	m->nic = railbind_pci_id(nic);
-	m->bytes = bytes;
-	m->route = RAILBIND_ROUTE_API;
-	m->mapped = true;
-	railbind_st_maps++;
+	slot = railbind_slot_get(&key);
+	if (slot == RAILBIND_NONE) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	r = &railbind_recs[railbind_free_recs[--railbind_nfree_recs]];
+	r->cookie = cookie;
+	r->group = group;
+	r->owner = owner;
+	r->bytes = bytes;
+	r->slot = slot;
+	r->route = route;
+	r->mapped = mapped;
+	hlist_add_head(&r->by_cookie, &railbind_by_cookie[hash_long(cookie, railbind_hash_bits)]);
+	if (gh)
+		hlist_add_head(&r->by_group, gh);
+	atomic_inc(&railbind_route_live[route]);
+	railbind_account(r, 1);
+	if (mapped)
+		railbind_peer_stat_inc(RAILBIND_ST_MAPS);
 out:
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
+	railbind_peer_unlock_irqrestore(flags, t0);
+	if (ret == -ENOSPC)
+		railbind_peer_stat_inc(RAILBIND_ST_OVERFLOW);
 	return ret;
+}
+
+/**
+ * railbind_peer_set_mapping - a dma-buf attachment mapped or unmapped
+ * @cookie: the attachment
+ * @route: the route it must have been recorded by
+ * @gpu: the GPU it now points into, or RAILBIND_NO_DEV
+ * @bytes: mapped size (0 when unmapped)
+ * @mapped: the new state
+ *
+ * Context: any; at most 2 x RAILBIND_CHAIN comparisons with interrupts off.
+ * Return: whether the cookie is a record of @route (callers filter on it).
+ */
+bool railbind_peer_set_mapping(unsigned long cookie, u8 route, u64 gpu, u64 bytes,
+			       bool mapped)
+{
+	struct railbind_pair_key key;
+	struct railbind_rec *r;
+	unsigned long flags;
+	bool found = false;
+	u64 t0;
+	u32 slot;
+
+	flags = railbind_peer_lock_irqsave(&t0);
+	r = railbind_rec_find(cookie, NULL);
+	if (!r || r->route != route)
+		goto out;
+	found = true;
+	if (r->mapped == mapped)
+		goto out;
+	key = railbind_slots[r->slot].key;
+	key.gpu = gpu;
+	slot = railbind_slot_get(&key);
+	if (slot == RAILBIND_NONE) {
+		railbind_peer_stat_inc(RAILBIND_ST_OVERFLOW);
+		goto out;
+	}
+	railbind_account(r, -1);
+	railbind_slot_put(r->slot);
+	r->slot = slot;
+	r->mapped = mapped;
+	r->bytes = bytes;
+	railbind_account(r, 1);
+	railbind_peer_stat_inc(mapped ? RAILBIND_ST_MAPS : RAILBIND_ST_UNMAPS);
+out:
+	railbind_peer_unlock_irqrestore(flags, t0);
+	return found;
+}
+
+/* Whether cookie is a live record of route (dma-buf map probe's filter). */
+bool railbind_peer_known(unsigned long cookie, u8 route)
+{
+	struct railbind_rec *r;
+	unsigned long flags;
+	bool found;
+	u64 t0;
+
+	flags = railbind_peer_lock_irqsave(&t0);
+	r = railbind_rec_find(cookie, NULL);
+	found = r && r->route == route;
+	railbind_peer_unlock_irqrestore(flags, t0);
+	return found;
+}
+
+/* One mapping goes: unmapped, or freed without an unmap. Any context. */
+void railbind_peer_drop(unsigned long cookie, u8 route, bool freed)
+{
+	struct railbind_rec *r;
+	unsigned long flags;
+	u64 t0;
+
+	if (!cookie || !railbind_peer_route_live(route))
+		return;
+	flags = railbind_peer_lock_irqsave(&t0);
+	r = railbind_rec_find(cookie, NULL);
+	if (r && r->route == route)
+		railbind_rec_drop(r, freed);
+	railbind_peer_unlock_irqrestore(flags, t0);
+}
+
+/* Every mapping of a page table goes, without unmaps. Any context. */
+void railbind_peer_drop_group(unsigned long group, u8 route)
+{
+	struct railbind_rec *r;
+	struct hlist_node *tmp;
+	unsigned long flags;
+	u64 t0;
+
+	if (!group || !railbind_peer_route_live(route))
+		return;
+	flags = railbind_peer_lock_irqsave(&t0);
+	hlist_for_each_entry_safe(r, tmp,
+				  &railbind_by_group[hash_long(group, railbind_hash_bits)],
+				  by_group) {
+		railbind_steps++;
+		if (r->group == group && r->route == route)
+			railbind_rec_drop(r, true);
+	}
+	railbind_peer_unlock_irqrestore(flags, t0);
+}
+
+/*
+ * Every record of a route (and owner, unless NULL) goes: the provider or
+ * the owning module is going away. Process context, RAILBIND_BATCH
+ * records per lock hold.
+ */
+void railbind_peer_drop_all(u8 route, const void *owner)
+{
+	unsigned long flags;
+	unsigned int i, j;
+	u64 t0;
+
+	for (i = 0; i < max_maps && railbind_peer_route_live(route); i += RAILBIND_BATCH) {
+		flags = railbind_peer_lock_irqsave(&t0);
+		for (j = i; j < min(i + RAILBIND_BATCH, max_maps); j++) {
+			struct railbind_rec *r = &railbind_recs[j];
+
+			railbind_steps++;
+			if (r->cookie && r->route == route && (!owner || r->owner == owner))
+				railbind_rec_drop(r, true);
+		}
+		railbind_peer_unlock_irqrestore(flags, t0);
+		cond_resched();
+	}
+}
+
+/* The id of a tracked NIC by pci_dev pointer, without dereferencing it. */
+u64 railbind_peer_nic(const void *pdev)
+{
+	const struct railbind_devtab *t;
+	unsigned int lo, hi, mid;
+	u64 id = RAILBIND_NO_DEV;
+
+	rcu_read_lock();
+	t = rcu_dereference(railbind_devtab);
+	for (lo = 0, hi = t ? t->nnics : 0; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (t->nics[mid].pdev == pdev) {
+			id = t->nics[mid].id;
+			break;
+		}
+		if ((unsigned long)t->nics[mid].pdev < (unsigned long)pdev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	rcu_read_unlock();
+	return id;
+}
+
+/* The GPU whose assigned memory BAR holds addr (never address 0). */
+u64 railbind_peer_gpu_at(u64 addr)
+{
+	const struct railbind_devtab *t;
+	unsigned int lo, hi, mid;
+	u64 id = RAILBIND_NO_DEV;
+
+	if (!addr)
+		return id;
+	rcu_read_lock();
+	t = rcu_dereference(railbind_devtab);
+	/* The last BAR starting at or below addr. */
+	for (lo = 0, hi = t ? t->nbars : 0; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if (t->bars[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr <= t->bars[lo - 1].end)
+		id = t->bars[lo - 1].gpu;
+	rcu_read_unlock();
+	return id;
+}
+
+/**
+ * railbind_peer_devs_publish - rebuild the table probes match against
+ *
+ * Context: process, no railbind lock held; waits for an RCU grace period
+ * before the old table (and its NIC references) goes.
+ */
+void railbind_peer_devs_publish(void)
+{
+	struct railbind_devtab *t, *old;
+
+	t = railbind_topo_devtab();
+	if (!t)
+		return;
+	mutex_lock(&railbind_devtab_mutex);
+	old = rcu_replace_pointer(railbind_devtab, t, lockdep_is_held(&railbind_devtab_mutex));
+	mutex_unlock(&railbind_devtab_mutex);
+	synchronize_rcu();
+	railbind_devtab_free(old);
+}
+
+static void railbind_devtab_fn(struct work_struct *work)
+{
+	railbind_peer_devs_publish();
+}
+
+static DECLARE_WORK(railbind_devtab_work, railbind_devtab_fn);
+
+/* The tracked set changed (any context that may queue work). */
+void railbind_peer_devs_changed(void)
+{
+	if (READ_ONCE(railbind_peer_up))
+		schedule_work(&railbind_devtab_work);
+}
+
+int railbind_peer_map_owned(struct module *owner, struct pci_dev *gpu,
+			    struct pci_dev *nic, u64 bytes, const void *cookie)
+{
+	if (!gpu || !nic || !cookie)
+		return -EINVAL;
+	return railbind_peer_add((unsigned long)cookie, 0, owner, RAILBIND_ROUTE_API,
+				 railbind_pci_id(gpu), railbind_pci_id(nic), NULL, bytes,
+				 true);
+}
+EXPORT_SYMBOL_GPL(railbind_peer_map_owned);
+
+/* For providers built against 0.1.0's header: no owner is known. */
+int railbind_peer_map(struct pci_dev *gpu, struct pci_dev *nic, u64 bytes,
+		      const void *cookie)
+{
+	return railbind_peer_map_owned(NULL, gpu, nic, bytes, cookie);
 }
 EXPORT_SYMBOL_GPL(railbind_peer_map);
 
 void railbind_peer_unmap(const void *cookie)
 {
-	struct railbind_map *m;
-	unsigned long flags;
-
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	m = cookie ? railbind_map_find((unsigned long)cookie) : NULL;
-	if (m && m->route == RAILBIND_ROUTE_API)
-		railbind_map_drop(m, false);
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
+	railbind_peer_drop((unsigned long)cookie, RAILBIND_ROUTE_API, false);
 }
 EXPORT_SYMBOL_GPL(railbind_peer_unmap);
 
-static void railbind_drop_route(u8 route, unsigned long group, bool freed)
+const char *railbind_peer_state(void)
 {
+	return railbind_nv_armed() ? "armed" : "waiting";
+}
+
+static int railbind_cmp_row(const void *a, const void *b)
+{
+	const struct railbind_pair_key *x = &((const struct railbind_row *)a)->key;
+	const struct railbind_pair_key *y = &((const struct railbind_row *)b)->key;
+
+	if (x->gpu != y->gpu)
+		return x->gpu < y->gpu ? -1 : 1;
+	if (x->nic != y->nic)
+		return x->nic < y->nic ? -1 : 1;
+	if (x->route != y->route)
+		return x->route < y->route ? -1 : 1;
+	return strcmp(x->exporter, y->exporter);
+}
+
+static const char * const railbind_route_names[] = { "api", "nvidia", "dmabuf" };
+
+/* Copies the live counters, RAILBIND_BATCH pool entries per lock hold. */
+static unsigned int railbind_peer_rows(struct railbind_row *rows, unsigned int cap)
+{
+	unsigned int i, j, n = 0;
 	unsigned long flags;
-	unsigned int i;
+	u64 t0;
 
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	for (i = 0; i < RAILBIND_MAX_MAPS; i++) {
-		struct railbind_map *m = &railbind_maps[i];
+	for (i = 0; i < max_maps && n < cap; i += RAILBIND_BATCH) {
+		flags = railbind_peer_lock_irqsave(&t0);
+		for (j = i; j < min(i + RAILBIND_BATCH, max_maps) && n < cap; j++) {
+			const struct railbind_slot *s = &railbind_slots[j];
 
-		if (m->cookie && m->route == route && (!group || m->group == group))
-			railbind_map_drop(m, freed);
+			railbind_steps++;
+			if (!s->refs)
+				continue;
+			rows[n].key = s->key;
+			rows[n].attachments = s->attachments;
+			rows[n].maps = s->maps;
+			rows[n++].bytes = s->bytes;
+		}
+		railbind_peer_unlock_irqrestore(flags, t0);
 	}
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
+	return n;
+}
+
+/**
+ * railbind_peer_render - this reader's peer part: peer records, peerstat
+ * @buf: appended to
+ * @full: peer records too (the opener had CAP_PERFMON or CAP_SYS_ADMIN)
+ *
+ * Context: process. The node-wide counters of peerstat name no device and
+ * no tenant; peer records name the GPU and NIC of other users' jobs.
+ * Return: 0 or -ENOMEM.
+ */
+int railbind_peer_render(struct railbind_buf *buf, bool full)
+{
+	struct railbind_row *rows = NULL;
+	unsigned int i, n = 0, cap;
+	unsigned long flags;
+	u64 t0;
+
+	if (full) {
+		flags = railbind_peer_lock_irqsave(&t0);
+		cap = max_maps - railbind_nfree_slots;
+		railbind_peer_unlock_irqrestore(flags, t0);
+		rows = kvcalloc(cap + 1, sizeof(*rows), GFP_KERNEL_ACCOUNT);
+		if (!rows)
+			return -ENOMEM;
+		n = railbind_peer_rows(rows, cap);
+		sort(rows, n, sizeof(*rows), railbind_cmp_row, NULL);
+	}
+	for (i = 0; i < n; i++) {
+		railbind_emit(buf, "peer");
+		railbind_emit_id(buf, "gpu", rows[i].key.gpu);
+		railbind_emit_id(buf, "nic", rows[i].key.nic);
+		railbind_emit(buf, " route=%s exporter=%s attachments=%llu maps=%llu bytes=%llu\n",
+			      railbind_route_names[rows[i].key.route], rows[i].key.exporter,
+			      rows[i].attachments, rows[i].maps, rows[i].bytes);
+	}
+	kvfree(rows);
+	railbind_emit(buf, "peerstat maps=%lu unmaps=%lu",
+		      atomic_long_read(&railbind_stats[RAILBIND_ST_MAPS]),
+		      atomic_long_read(&railbind_stats[RAILBIND_ST_UNMAPS]));
+	railbind_emit(buf, " freed_without_unmap=%lu overflow=%lu",
+		      atomic_long_read(&railbind_stats[RAILBIND_ST_FREED]),
+		      atomic_long_read(&railbind_stats[RAILBIND_ST_OVERFLOW]));
+	/* A return probe out of instances misses a map: say so rather than drift silently. */
+	railbind_emit(buf, " missed=%lu nvidia=%s dmabuf=%s",
+		      railbind_nv_missed() + railbind_dmabuf_missed(), railbind_peer_state(),
+		      railbind_dmabuf_armed() ? "armed" : "off");
+	railbind_emit(buf, " badversion=%lu untracked=%lu max_maps=%u\n",
+		      atomic_long_read(&railbind_stats[RAILBIND_ST_BADVERSION]),
+		      atomic_long_read(&railbind_stats[RAILBIND_ST_UNTRACKED]), max_maps);
+	return buf->err;
 }
 
 /*
- * NVIDIA's nv-p2p.h layout (page table version 1.x, mapping version 1.x):
- * only the leading fields we read are mirrored here.
+ * Modules going away take their mappings with them: the provider's
+ * (probes disarmed first) and any API caller's.
  */
-struct railbind_nv_page {
-	u64 physical_address;
-};
-
-struct railbind_nv_page_table {
-	u32 version;
-	u32 page_size;
-	struct railbind_nv_page **pages;
-	u32 entries;
-};
-
-static u64 railbind_nv_page_bytes(u32 code)
-{
-	switch (code) {
-	case 0:
-		return SZ_4K;
-	case 1:
-		return SZ_64K;
-	case 2:
-		return SZ_128K;
-	default:
-		return 0;
-	}
-}
-
-struct railbind_nv_call {
-	unsigned long peer;
-	unsigned long table;
-	unsigned long out;
-};
-
-static int railbind_nv_map_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct railbind_nv_call *c = (void *)ri->data;
-
-	c->peer = regs_get_kernel_argument(regs, 0);
-	c->table = regs_get_kernel_argument(regs, 1);
-	c->out = regs_get_kernel_argument(regs, 2);
-	return 0;
-}
-
-static int railbind_nv_map_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct railbind_nv_call *c = (void *)ri->data;
-	struct railbind_nv_page_table pt;
-	struct railbind_nv_page *page0;
-	struct pci_dev *peer = (struct pci_dev *)c->peer;
-	struct railbind_map *m;
-	unsigned long mapping, flags;
-	u64 phys = 0;
-
-	if (regs_return_value(regs) != 0 || !c->table || !c->out || !peer)
-		return 0;
-	if (get_kernel_nofault(mapping, (unsigned long *)c->out) || !mapping)
-		return 0;
-	if (copy_from_kernel_nofault(&pt, (void *)c->table, sizeof(pt)))
-		return 0;
-	if (pt.entries && pt.pages &&
-	    !get_kernel_nofault(page0, pt.pages) && page0)
-		get_kernel_nofault(phys, &page0->physical_address);
-
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	m = railbind_map_add(mapping);
-	if (m) {
-		m->group = c->table;
-		m->gpu = railbind_gpu_at(phys);
-		m->nic = railbind_pci_id(peer);
-		m->bytes = (u64)pt.entries * railbind_nv_page_bytes(pt.page_size);
-		m->route = RAILBIND_ROUTE_NVIDIA;
-		m->mapped = true;
-		railbind_st_maps++;
-	}
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
-	return 0;
-}
-
-static void railbind_drop_cookie(u8 route, unsigned long cookie, bool freed)
-{
-	struct railbind_map *m;
-	unsigned long flags;
-
-	if (!cookie)
-		return;
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	m = railbind_map_find(cookie);
-	if (m && m->route == route)
-		railbind_map_drop(m, freed);
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
-}
-
-/* nvidia_p2p_dma_unmap_pages(peer, page_table, mapping) */
-static int railbind_nv_unmap_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	railbind_drop_cookie(RAILBIND_ROUTE_NVIDIA, regs_get_kernel_argument(regs, 2),
-			     false);
-	return 0;
-}
-
-/* nvidia_p2p_free_dma_mapping(mapping): the mapping goes, unmapped or not. */
-static int railbind_nv_free_map_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	railbind_drop_cookie(RAILBIND_ROUTE_NVIDIA, regs_get_kernel_argument(regs, 0),
-			     true);
-	return 0;
-}
-
-/* nvidia_p2p_put_pages(token, va_space, va, page_table) */
-static int railbind_nv_put_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	unsigned long table = regs_get_kernel_argument(regs, 3);
-
-	if (table)
-		railbind_drop_route(RAILBIND_ROUTE_NVIDIA, table, true);
-	return 0;
-}
-
-/* nvidia_p2p_put_pages_persistent(va, page_table, flags) */
-static int railbind_nv_put_persistent_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	unsigned long table = regs_get_kernel_argument(regs, 1);
-
-	if (table)
-		railbind_drop_route(RAILBIND_ROUTE_NVIDIA, table, true);
-	return 0;
-}
-
-/* nvidia_p2p_free_page_table(page_table) */
-static int railbind_nv_free_table_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	unsigned long table = regs_get_kernel_argument(regs, 0);
-
-	if (table)
-		railbind_drop_route(RAILBIND_ROUTE_NVIDIA, table, true);
-	return 0;
-}
-
-static struct kretprobe railbind_nv_map_rp = {
-	.kp.symbol_name = "nvidia_p2p_dma_map_pages",
-	.entry_handler = railbind_nv_map_entry,
-	.handler = railbind_nv_map_ret,
-	.data_size = sizeof(struct railbind_nv_call),
-	.maxactive = 64,
-};
-
-static struct kprobe railbind_nv_kps[] = {
-	{ .symbol_name = "nvidia_p2p_dma_unmap_pages", .pre_handler = railbind_nv_unmap_pre },
-	{ .symbol_name = "nvidia_p2p_free_dma_mapping", .pre_handler = railbind_nv_free_map_pre },
-	{ .symbol_name = "nvidia_p2p_put_pages", .pre_handler = railbind_nv_put_pre },
-	{ .symbol_name = "nvidia_p2p_put_pages_persistent",
-	  .pre_handler = railbind_nv_put_persistent_pre },
-	{ .symbol_name = "nvidia_p2p_free_page_table", .pre_handler = railbind_nv_free_table_pre },
-};
-
-static bool railbind_nv_kp_on[ARRAY_SIZE(railbind_nv_kps)];
-static bool railbind_nv_armed;
-static DEFINE_MUTEX(railbind_arm_lock);
-
-/* Caller holds railbind_arm_lock. */
-static void railbind_nv_disarm(void)
-{
-	unsigned int i;
-
-	if (!railbind_nv_armed)
-		return;
-	unregister_kretprobe(&railbind_nv_map_rp);
-	for (i = 0; i < ARRAY_SIZE(railbind_nv_kps); i++) {
-		if (railbind_nv_kp_on[i])
-			unregister_kprobe(&railbind_nv_kps[i]);
-		railbind_nv_kp_on[i] = false;
-	}
-	railbind_nv_armed = false;
-	railbind_drop_route(RAILBIND_ROUTE_NVIDIA, 0, true);
-}
-
-/*
- * Caller holds railbind_arm_lock. The map probe is required; the freeing
- * entry points are optional, older drivers lack the persistent one.
- * Structures are reinitialised: the kprobe core keeps state in them.
- */
-static int railbind_nv_arm(void)
-{
-	unsigned int i;
-	int ret;
-
-	if (railbind_nv_armed)
-		return 0;
-	memset(&railbind_nv_map_rp.kp, 0, sizeof(railbind_nv_map_rp.kp));
-	railbind_nv_map_rp.kp.symbol_name = "nvidia_p2p_dma_map_pages";
-	ret = register_kretprobe(&railbind_nv_map_rp);
-	if (ret)
-		return ret;
-	for (i = 0; i < ARRAY_SIZE(railbind_nv_kps); i++) {
-		struct kprobe *kp = &railbind_nv_kps[i];
-		const char *sym = kp->symbol_name;
-		kprobe_pre_handler_t pre = kp->pre_handler;
-
-		memset(kp, 0, sizeof(*kp));
-		kp->symbol_name = sym;
-		kp->pre_handler = pre;
-		railbind_nv_kp_on[i] = !register_kprobe(kp);
-	}
-	railbind_nv_armed = true;
-	return 0;
-}
-
 static int railbind_module_notify(struct notifier_block *nb, unsigned long action,
 				  void *data)
 {
 	struct module *mod = data;
 
-	if (strcmp(mod->name, railbind_peer_provider))
-		return NOTIFY_DONE;
-	mutex_lock(&railbind_arm_lock);
-	if (action == MODULE_STATE_LIVE) {
-		int ret = railbind_nv_arm();
-
-		if (ret)
-			pr_warn("%s is live but nvidia_p2p_dma_map_pages cannot be probed (%d)\n",
-				mod->name, ret);
-	} else if (action == MODULE_STATE_GOING) {
-		railbind_nv_disarm();
-	}
-	mutex_unlock(&railbind_arm_lock);
+	railbind_nv_module_event(mod, action);
+	if (action == MODULE_STATE_GOING && railbind_peer_route_live(RAILBIND_ROUTE_API))
+		railbind_peer_drop_all(RAILBIND_ROUTE_API, mod);
 	return NOTIFY_OK;
 }
 
@@ -456,325 +702,103 @@ static struct notifier_block railbind_module_nb = {
 	.notifier_call = railbind_module_notify,
 };
 
-/*
- * dma-buf route: dma_buf_dynamic_attach(dmabuf, dev, ops, priv) by a
- * tracked NIC creates an attachment; dma_buf_map_attachment() tells where
- * it points (a GPU BAR or not); unmap and detach undo each step.
- */
-struct railbind_db_call {
-	unsigned long dmabuf;
-	u32 nic;
-	bool ok;
-};
-
-static int railbind_db_attach_entry(struct kretprobe_instance *ri,
-				    struct pt_regs *regs)
+static void railbind_peer_free(void)
 {
-	struct railbind_db_call *c = (void *)ri->data;
-	struct device *dev = (struct device *)regs_get_kernel_argument(regs, 1);
-	unsigned long flags;
+	vfree(railbind_recs);
+	vfree(railbind_slots);
+	vfree(railbind_free_recs);
+	vfree(railbind_free_slots);
+	vfree(railbind_by_cookie);
+	vfree(railbind_by_group);
+	vfree(railbind_by_pair);
+	railbind_recs = NULL;
+}
 
-	c->ok = false;
-	if (!dev || !dev_is_pci(dev))
-		return 0;
-	c->dmabuf = regs_get_kernel_argument(regs, 0);
-	c->nic = railbind_pci_id(to_pci_dev(dev));
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	c->ok = railbind_is_nic(c->nic);
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
+static int railbind_peer_alloc(void)
+{
+	unsigned int buckets, i;
+
+	if (max_maps < 64 || max_maps > (1u << 20)) {
+		pr_err("max_maps=%u is outside 64..1048576\n", max_maps);
+		return -EINVAL;
+	}
+	/* As many buckets as records: chains stay short, and never pass RAILBIND_CHAIN. */
+	buckets = roundup_pow_of_two(max_maps);
+	railbind_hash_bits = ilog2(buckets);
+	railbind_recs = vzalloc(array_size(max_maps, sizeof(*railbind_recs)));
+	railbind_slots = vzalloc(array_size(max_maps, sizeof(*railbind_slots)));
+	railbind_free_recs = vmalloc(array_size(max_maps, sizeof(u32)));
+	railbind_free_slots = vmalloc(array_size(max_maps, sizeof(u32)));
+	railbind_by_cookie = vmalloc(array_size(buckets, sizeof(struct hlist_head)));
+	railbind_by_group = vmalloc(array_size(buckets, sizeof(struct hlist_head)));
+	railbind_by_pair = vmalloc(array_size(buckets, sizeof(struct hlist_head)));
+	if (!railbind_recs || !railbind_slots || !railbind_free_recs || !railbind_free_slots ||
+	    !railbind_by_cookie || !railbind_by_group || !railbind_by_pair) {
+		railbind_peer_free();
+		return -ENOMEM;
+	}
+	for (i = 0; i < buckets; i++) {
+		INIT_HLIST_HEAD(&railbind_by_cookie[i]);
+		INIT_HLIST_HEAD(&railbind_by_group[i]);
+		INIT_HLIST_HEAD(&railbind_by_pair[i]);
+	}
+	/* Popped from the end: the lowest indices first, so renders find them early. */
+	for (i = 0; i < max_maps; i++) {
+		railbind_free_recs[i] = max_maps - 1 - i;
+		railbind_free_slots[i] = max_maps - 1 - i;
+	}
+	railbind_nfree_recs = max_maps;
+	railbind_nfree_slots = max_maps;
 	return 0;
 }
 
-/* strncpy_from_kernel_nofault is not exported; a byte loop is enough here. */
-static void railbind_copy_name(char *dst, const char *src, size_t len)
+static bool railbind_provider_name_ok(const char *s)
 {
-	size_t i;
+	size_t n = strlen(s);
 
-	for (i = 0; i + 1 < len; i++) {
-		if (get_kernel_nofault(dst[i], src + i) || !dst[i] || dst[i] == ' ')
-			break;
-	}
-	dst[i] = '\0';
-	if (!i)
-		strscpy(dst, "-", len);
-}
-
-static int railbind_db_attach_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct railbind_db_call *c = (void *)ri->data;
-	unsigned long attach = regs_return_value(regs);
-	char exporter[RAILBIND_EXP_LEN] = "-";
-	const char *name = NULL;
-	struct railbind_map *m;
-	unsigned long flags;
-
-	if (!c->ok || IS_ERR_OR_NULL((void *)attach))
-		return 0;
-	if (!get_kernel_nofault(name, &((struct dma_buf *)c->dmabuf)->exp_name) && name)
-		railbind_copy_name(exporter, name, sizeof(exporter));
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	m = railbind_map_add(attach);
-	if (m) {
-		m->nic = c->nic;
-		m->gpu = RAILBIND_NO_DEV;
-		m->route = RAILBIND_ROUTE_DMABUF;
-		memcpy(m->exporter, exporter, sizeof(m->exporter));
-	}
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
-	return 0;
-}
-
-/* dma_buf_detach(dmabuf, attach) */
-static int railbind_db_detach_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	railbind_drop_cookie(RAILBIND_ROUTE_DMABUF, regs_get_kernel_argument(regs, 1),
-			     true);
-	return 0;
-}
-
-struct railbind_db_map_call {
-	unsigned long attach;
-};
-
-static int railbind_db_map_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct railbind_db_map_call *c = (void *)ri->data;
-
-	c->attach = regs_get_kernel_argument(regs, 0);
-	return 0;
-}
-
-static int railbind_db_map_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct railbind_db_map_call *c = (void *)ri->data;
-	struct sg_table *sgt = (struct sg_table *)regs_return_value(regs);
-	struct railbind_map *m;
-	struct scatterlist *sg;
-	unsigned long flags;
-	u64 bytes = 0, first = 0;
-	int i;
-
-	if (IS_ERR_OR_NULL(sgt))
-		return 0;
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	m = railbind_map_find(c->attach);
-	if (m && m->route == RAILBIND_ROUTE_DMABUF && !m->mapped) {
-		for_each_sgtable_dma_sg(sgt, sg, i) {
-			if (!i)
-				first = sg_dma_address(sg);
-			bytes += sg_dma_len(sg);
-		}
-		m->bytes = bytes;
-		m->gpu = railbind_gpu_at(first);
-		m->mapped = true;
-		railbind_st_maps++;
-	}
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
-	return 0;
-}
-
-/* dma_buf_unmap_attachment(attach, sgt, dir) */
-static int railbind_db_unmap_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	unsigned long attach = regs_get_kernel_argument(regs, 0);
-	struct railbind_map *m;
-	unsigned long flags;
-
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	m = railbind_map_find(attach);
-	if (m && m->route == RAILBIND_ROUTE_DMABUF && m->mapped) {
-		m->mapped = false;
-		m->bytes = 0;
-		m->gpu = RAILBIND_NO_DEV;
-		railbind_st_unmaps++;
-	}
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
-	return 0;
-}
-
-static struct kretprobe railbind_db_attach_rp = {
-	.kp.symbol_name = "dma_buf_dynamic_attach",
-	.entry_handler = railbind_db_attach_entry,
-	.handler = railbind_db_attach_ret,
-	.data_size = sizeof(struct railbind_db_call),
-	.maxactive = 64,
-};
-
-static struct kretprobe railbind_db_map_rp = {
-	.kp.symbol_name = "dma_buf_map_attachment",
-	.entry_handler = railbind_db_map_entry,
-	.handler = railbind_db_map_ret,
-	.data_size = sizeof(struct railbind_db_map_call),
-	.maxactive = 64,
-};
-
-static struct kprobe railbind_db_kps[] = {
-	{ .symbol_name = "dma_buf_detach", .pre_handler = railbind_db_detach_pre },
-	{ .symbol_name = "dma_buf_unmap_attachment", .pre_handler = railbind_db_unmap_pre },
-};
-
-static bool railbind_db_armed;
-
-static int railbind_db_arm(void)
-{
-	struct kretprobe *rps[] = { &railbind_db_attach_rp, &railbind_db_map_rp };
-	struct kprobe *kps[] = { &railbind_db_kps[0], &railbind_db_kps[1] };
-	int ret;
-
-	ret = register_kretprobes(rps, ARRAY_SIZE(rps));
-	if (ret)
-		return ret;
-	ret = register_kprobes(kps, ARRAY_SIZE(kps));
-	if (ret) {
-		unregister_kretprobes(rps, ARRAY_SIZE(rps));
-		return ret;
-	}
-	railbind_db_armed = true;
-	return 0;
-}
-
-static void railbind_db_disarm(void)
-{
-	struct kretprobe *rps[] = { &railbind_db_attach_rp, &railbind_db_map_rp };
-	struct kprobe *kps[] = { &railbind_db_kps[0], &railbind_db_kps[1] };
-
-	if (!railbind_db_armed)
-		return;
-	unregister_kprobes(kps, ARRAY_SIZE(kps));
-	unregister_kretprobes(rps, ARRAY_SIZE(rps));
-	railbind_db_armed = false;
-}
-
-const char *railbind_peer_state(void)
-{
-	if (READ_ONCE(railbind_nv_armed))
-		return "armed";
-	return "waiting";
-}
-
-struct railbind_peer_row {
-	u32 gpu, nic;
-	u8 route;
-	char exporter[RAILBIND_EXP_LEN];
-	u64 maps, attachments, bytes;
-};
-
-static void railbind_emit_id(struct railbind_buf *buf, const char *key, u32 id)
-{
-	if (id == RAILBIND_NO_DEV)
-		railbind_emit(buf, " %s=-", key);
-	else
-		railbind_emit(buf, " %s=%04x:%02x:%02x.%x", key, id >> 16, (id >> 8) & 0xff,
-			      PCI_SLOT(id & 0xff), PCI_FUNC(id & 0xff));
-}
-
-/* Aggregates the live table into rows per (gpu, nic, route, exporter). */
-static unsigned int railbind_peer_rows(struct railbind_peer_row *rows, u64 *st)
-{
-	unsigned int i, j, n = 0;
-	unsigned long flags;
-
-	spin_lock_irqsave(&railbind_peer_lock, flags);
-	for (i = 0; i < RAILBIND_MAX_MAPS; i++) {
-		const struct railbind_map *m = &railbind_maps[i];
-
-		if (!m->cookie)
-			continue;
-		for (j = 0; j < n; j++)
-			if (rows[j].gpu == m->gpu && rows[j].nic == m->nic &&
-			    rows[j].route == m->route &&
-			    !strcmp(rows[j].exporter, m->exporter))
-				break;
-		if (j == n) {
-			memset(&rows[n], 0, sizeof(rows[n]));
-			rows[n].gpu = m->gpu;
-			rows[n].nic = m->nic;
-			rows[n].route = m->route;
-			memcpy(rows[n].exporter, m->exporter, RAILBIND_EXP_LEN);
-			n++;
-		}
-		if (m->route == RAILBIND_ROUTE_DMABUF)
-			rows[j].attachments++;
-		if (m->mapped) {
-			rows[j].maps++;
-			rows[j].bytes += m->bytes;
-		}
-	}
-	st[0] = railbind_st_maps;
-	st[1] = railbind_st_unmaps;
-	st[2] = railbind_st_freed;
-	st[3] = railbind_st_overflow;
-	spin_unlock_irqrestore(&railbind_peer_lock, flags);
-	return n;
-}
-
-int railbind_peer_render(struct railbind_buf *buf)
-{
-	struct railbind_peer_row *rows;
-	unsigned int i, n;
-	u64 st[4];
-
-	rows = kvcalloc(RAILBIND_MAX_MAPS, sizeof(*rows), GFP_KERNEL);
-	if (!rows) {
-		buf->err = -ENOMEM;
-		return 0;
-	}
-	n = railbind_peer_rows(rows, st);
-	for (i = 0; i < n; i++) {
-		railbind_emit(buf, "peer");
-		railbind_emit_id(buf, "gpu", rows[i].gpu);
-		railbind_emit_id(buf, "nic", rows[i].nic);
-		railbind_emit(buf, " route=%s exporter=%s attachments=%llu maps=%llu bytes=%llu\n",
-			      railbind_route_names[rows[i].route],
-			      rows[i].exporter[0] ? rows[i].exporter : "-",
-			      rows[i].attachments, rows[i].maps, rows[i].bytes);
-	}
-	railbind_emit(buf, "peerstat maps=%llu unmaps=%llu", st[0], st[1]);
-	railbind_emit(buf, " freed_without_unmap=%llu overflow=%llu", st[2], st[3]);
-	/* A return probe out of instances misses a map: say so rather than drift silently. */
-	railbind_emit(buf, " missed=%u", READ_ONCE(railbind_nv_map_rp.nmissed) +
-		      READ_ONCE(railbind_db_attach_rp.nmissed) +
-		      READ_ONCE(railbind_db_map_rp.nmissed));
-	railbind_emit(buf, " nvidia=%s dmabuf=%s\n", railbind_peer_state(),
-		      railbind_db_armed ? "armed" : "off");
-	kvfree(rows);
-	return n + 1;
+	if (!n || n >= MODULE_NAME_LEN)
+		return false;
+	for (; *s; s++)
+		if (!isalnum(*s) && *s != '_' && *s != '-')
+			return false;
+	return true;
 }
 
 int railbind_peer_init(void)
 {
 	int ret;
 
-	railbind_maps = vzalloc(array_size(RAILBIND_MAX_MAPS, sizeof(*railbind_maps)));
-	if (!railbind_maps)
-		return -ENOMEM;
+	if (!railbind_provider_name_ok(railbind_peer_provider)) {
+		pr_err("peer_provider \"%s\" is not a module name\n", railbind_peer_provider);
+		return -EINVAL;
+	}
+	strscpy(railbind_peer_module, railbind_peer_provider, sizeof(railbind_peer_module));
+	strreplace(railbind_peer_module, '-', '_');
+	ret = railbind_peer_alloc();
+	if (ret)
+		return ret;
+	WRITE_ONCE(railbind_peer_up, true);
 	ret = register_module_notifier(&railbind_module_nb);
 	if (ret)
 		goto err_free;
 	/* The provider may already be loaded; absent is not an error. */
-	mutex_lock(&railbind_arm_lock);
-	railbind_nv_arm();
-	mutex_unlock(&railbind_arm_lock);
-	if (dmabuf_taps) {
-		ret = railbind_db_arm();
-		if (ret)
-			pr_warn("dma-buf taps unavailable (%d)\n", ret);
-	}
+	railbind_nv_init();
+	railbind_dmabuf_init();
 	return 0;
 
 err_free:
-	vfree(railbind_maps);
-	railbind_maps = NULL;
+	WRITE_ONCE(railbind_peer_up, false);
+	railbind_peer_free();
 	return ret;
 }
 
 void railbind_peer_exit(void)
 {
 	unregister_module_notifier(&railbind_module_nb);
-	railbind_db_disarm();
-	mutex_lock(&railbind_arm_lock);
-	railbind_nv_disarm();
-	mutex_unlock(&railbind_arm_lock);
-	vfree(railbind_maps);
-	railbind_maps = NULL;
+	railbind_dmabuf_exit();
+	railbind_nv_exit();
+	WRITE_ONCE(railbind_peer_up, false);
+	cancel_work_sync(&railbind_devtab_work);
+	railbind_devtab_free(rcu_replace_pointer(railbind_devtab, NULL, true));
+	railbind_peer_free();
 }

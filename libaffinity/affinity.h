@@ -71,7 +71,8 @@ int aff_get_log_priority(const struct aff_ctx *ctx);
  * @path: the file; NULL means ${root}/etc/railbind/railbind.conf, whose
  *        absence is not an error (an explicit path must exist).
  * @err, @errlen: receives "FILE:LINE: what was expected" on -EINVAL.
- * Since: 1.0
+ * The file is read as aff_topo_load() reads one (a regular file only,
+ * without blocking), of at most 1 MiB. Since: 1.0
  */
 int aff_ctx_load_config(struct aff_ctx *ctx, const char *path, char *err,
 			size_t errlen);
@@ -81,12 +82,18 @@ enum aff_load_flags {
 	/* Reject an input that loads but has no accelerator. */
 	AFF_LOAD_REQUIRE_GPU = 1ul << 0,
 	/*
+	 * Import hwloc XML in this process, not in a child: for a caller that
+	 * itself runs in a process it can afford to lose (railbind's commands,
+	 * railbind fleet's readers), to save the fork. Since: 1.3
+	 */
+	AFF_LOAD_NO_FORK = 1ul << 1,
+	/*
 	 * The live node: also ask the GPU vendors' libraries (NVML, ROCm SMI,
 	 * dlopen()ed where installed) for NVLink/XGMI, MIG, C2C, partition
 	 * modes and the driver's own GPU x GPU path classes. Starting them
 	 * costs a driver start (up to seconds without persistence mode); UUIDs
 	 * and device minors come from the drivers' files without it. No effect
-	 * on a file or an alternate root. (Bit 1 is AFF_LOAD_NO_FORK, issue 13.)
+	 * on a file or an alternate root.
 	 * Since: 1.4
 	 */
 	AFF_LOAD_GPU_LIBS = 1ul << 2,
@@ -98,6 +105,24 @@ enum aff_load_flags {
  *         railbind snapshot included) or an NCCL topology XML.
  * @out: receives the topology (reference count 1).
  * @err, @errlen: one line naming the file and what was wrong.
+ *
+ * What any file can do to the caller (since 1.3): nothing but fail with
+ * one line in @err. The file is read only if it is a regular file (a FIFO,
+ * a device such as /dev/zero, a socket or a directory is refused without
+ * blocking), of at most max-input-size bytes (railbind.conf(5), default
+ * 64 MiB: -EFBIG), and read once. hwloc's XML import, which crashes on
+ * some malformed files (hwloc 2.9.0, either XML importer), runs in a child
+ * process: the caller adopts the imported topology from shared memory (no
+ * second parse) and turns a crash of the child, its memory limit (256 MiB
+ * plus 32 times the file), its CPU limit (60 s plus 1 s per MiB) or a hang
+ * (twice that, in wall time) into -EINVAL and one line. The child is
+ * forked from the calling thread and only runs hwloc and libxml2 before
+ * _exit(); with SIGCHLD ignored, the line cannot name its signal. This
+ * holds in-process for the SPANK plugin and railbindd, which call it so.
+ * NCCL topology XML is parsed by libxml2 in the caller's process. With
+ * AFF_LOAD_NO_FORK the hwloc import runs in the caller's process too, and
+ * a crashing file crashes it: railbind's commands pass it from a child
+ * process of their own, whose crash they report.
  * Since: 1.0
  */
 int aff_topo_load(struct aff_ctx *ctx, const char *input, unsigned long flags,

@@ -120,6 +120,7 @@ static enum aff_path planned_path(const struct aff_audit *a, int g)
 static int check_cross(struct aff_audit *a)
 {
 	const struct aff_topo *t = a->topo;
+	const char *view;
 	size_t i;
 	int rc = 0;
 
@@ -128,6 +129,11 @@ static int check_cross(struct aff_audit *a)
 	if (!t->kmod || !strcmp(t->kmod, "absent"))
 		return aff_audit_undecided(a, "peer-cross-path",
 					   "railbind.ko is not loaded: peer-memory mappings are not seen");
+	view = t->hw ? hwloc_obj_get_info_by_name(hwloc_get_root_obj(t->hw), "RailbindPeerView") :
+		       NULL;
+	if (view && !strcmp(view, "restricted"))
+		return aff_audit_undecided(a, "peer-cross-path",
+					   "railbind.ko shows peer-memory mappings only to root (CAP_PERFMON or CAP_SYS_ADMIN)");
 	for (i = 0; i < t->npeer && !rc; i++) {
 		const struct aff_peer *pr = &t->peer[i];
 		int gd = dev_by_pci(t, pr->gpu), nd = dev_by_pci(t, pr->nic);

@@ -54,6 +54,32 @@ static int parse_bool(const char *v, bool *out)
 	return -EINVAL;
 }
 
+/* "64M": a size in bytes, K/M/G 1024-based; hwloc takes at most an int. */
+static int parse_size(const char *v, size_t *out)
+{
+	unsigned long long n, unit = 1;
+	char *end;
+
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end && strchr("kK", *end))
+		unit = 1ull << 10;
+	else if (*end && strchr("mM", *end))
+		unit = 1ull << 20;
+	else if (*end && strchr("gG", *end))
+		unit = 1ull << 30;
+	if (unit > 1)
+		end++;
+	if (*end || n > (1ull << 30) / unit || n * unit < (1ull << 20))
+		return -EINVAL;
+	*out = (size_t)(n * unit);
+	return 0;
+}
+
 static int parse_hex16(const char *s, int *out)
 {
 	char *end;
@@ -237,6 +263,11 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 	if (rc)
 		return rc < 0 ? rc : 0;
 	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
+	if (!strcmp(key, "max-input-size")) {
+		*expect = "max-input-size = bytes, with K, M or G (1024-based), from 1M to 1G, e.g. 64M";
+		return parse_size(value, &conf->max_input_size);
+	}
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, max-input-size";
 	return -EINVAL;
 }
 
@@ -285,7 +316,6 @@ AFF_EXPORT int aff_ctx_load_config(struct aff_ctx *ctx, const char *path,
 {
 	char buf[4096];
 	const char *file = path;
-	FILE *f;
 	char *text;
 	size_t n;
 	int rc;
@@ -293,33 +323,16 @@ AFF_EXPORT int aff_ctx_load_config(struct aff_ctx *ctx, const char *path,
 	if (!file)
 		file = aff_ctx_path(ctx, "/etc/railbind/railbind.conf", buf,
 				    sizeof(buf));
-	f = fopen(file, "re");
-	if (!f) {
-		if (!path && errno == ENOENT)
-			return 0;
-		return aff_seterr(err, errlen, errno, "%s: %s", file,
-				  strerror(errno));
-	}
-	text = malloc(CONF_MAX_SIZE + 1);
-	if (!text) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	n = fread(text, 1, CONF_MAX_SIZE + 1, f);
-	rc = ferror(f) ? -EIO : 0;
-	fclose(f);
-	if (!rc && n > CONF_MAX_SIZE)
-		rc = aff_seterr(err, errlen, EFBIG, "%s: larger than %d bytes",
-				file, CONF_MAX_SIZE);
-	else if (rc)
-		aff_seterr(err, errlen, EIO, "%s: read error", file);
-	else if (memchr(text, '\0', n))
+	rc = aff_read_file(file, CONF_MAX_SIZE, &text, &n, err, errlen);
+	if (rc == -ENOENT && !path)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (memchr(text, '\0', n))
 		rc = aff_seterr(err, errlen, EINVAL, "%s: binary data, expected a text file",
 				file);
-	if (!rc) {
-		text[n] = '\0';
+	else
 		rc = aff_config_parse(&ctx->conf, file, text, err, errlen);
-	}
 	free(text);
 	return rc;
 }

@@ -718,17 +718,22 @@ static const char *peer_memory(const struct annotator *an)
 
 /*
  * The module's peer records (a NIC mapping a GPU's memory) as RailbindPeer infos, one
- * per record, in the module's own key=value words, for the audit's peer-cross-path.
+ * per record, in the module's own key=value words, for the audit's peer-cross-path;
+ * or, when the module showed this reader none of them, RailbindPeerView=restricted.
  */
 static int annotate_peers(struct annotator *an, hwloc_obj_t obj)
 {
 	const struct aff_kmod_rec *rec;
+	const char *view;
 	size_t i = 0;
 	char val[160];
 	int ret;
 
-	if (!an->kmod || has_info(obj, AFF_INFO_PEER))
+	if (!an->kmod || has_info(obj, AFF_INFO_PEER) || has_info(obj, AFF_INFO_PEER_VIEW))
 		return 0;
+	view = aff_kmod_rec_get(aff_kmod_snapshot_rec(an->kmod, 0), "view");
+	if (view && !strcmp(view, "restricted"))
+		return add_info(obj, AFF_INFO_PEER_VIEW, "restricted");
 	while ((rec = aff_kmod_snapshot_next(an->kmod, "peer", &i))) {
 		const char *gpu = aff_kmod_rec_get(rec, "gpu"), *nic = aff_kmod_rec_get(rec, "nic");
 		const char *route = aff_kmod_rec_get(rec, "route");

@@ -38,6 +38,11 @@
 #define AFF_INFO_UNREADABLE		"RailbindUnreadable"
 /* On the Machine, one per railbind.ko peer record: "gpu=A nic=B route=R maps=N bytes=N". */
 #define AFF_INFO_PEER			"RailbindPeer"
+/*
+ * On the Machine: "restricted" when railbind.ko withheld its peer records from this
+ * reader (they go to CAP_PERFMON/CAP_SYS_ADMIN only), so none of them is no evidence.
+ */
+#define AFF_INFO_PEER_VIEW		"RailbindPeerView"
 
 #define AFF_SNAPSHOT_VERSION		1
 

@@ -612,30 +612,14 @@ int aff_health_parse(const char *text, struct aff_health *h)
 
 int aff_health_load(const char *path, const char *root, struct aff_health *h)
 {
-	char boot[40], *buf;
-	struct stat st;
-	ssize_t n;
+	char boot[40], *buf, err[256];
 	size_t got = 0;
-	int fd, rc;
+	int rc;
 
 	memset(h, 0, sizeof(*h));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -EINVAL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_COUNTERS_FILE) {
-		close(fd);
-		return -EINVAL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size &&
-	       ((n = read(fd, buf + got, (size_t)st.st_size - got)) > 0 || (n < 0 && errno == EINTR)))
-		got += n > 0 ? (size_t)n : 0;
-	close(fd);
-	buf[got] = '\0';
+	rc = aff_read_state_file(path, MAX_COUNTERS_FILE, &buf, &got, err, sizeof(err));
+	if (rc < 0)
+		return rc == -ENOENT || rc == -ENOMEM ? rc : -EINVAL;
 	rc = aff_health_parse(buf, h);
 	free(buf);
 	if (!rc) {

@@ -1,22 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * aff_topo_load(): which source, and a clear word when a file is none of
- * them. hwloc itself only says "invalid"; the root element is sniffed here
- * and a malformed file is re-read with libxml2 for its line number.
+ * them. The file is read once (aff_read_file), its root element sniffed
+ * here, and the text handed to the loader of its kind: hwloc XML to hwloc,
+ * in a child process (import_hwloc.c), NCCL XML to load_nccl.c.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "discover.h"
 #include "model.h"
-#include "xml_lazy.h"
 
 #define SNIFF_SIZE 65536
 
@@ -98,39 +95,21 @@ int aff_xml_check_encoding(const char *buf, size_t len, const char *path,
 			  path, name);
 }
 
-static int sniff(const char *path, enum input_kind *kind, char *err,
-		 size_t errlen)
+/* Which kind of topology the text is, from its root element. */
+static int sniff(const char *path, const char *buf, size_t n,
+		 enum input_kind *kind, char *err, size_t errlen)
 {
-	char buf[SNIFF_SIZE], name[32];
 	const char *p, *end;
-	struct stat st;
-	ssize_t n;
+	char name[32];
 	size_t k = 0;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return aff_seterr(err, errlen, errno, "%s: %s", path,
-				  strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-
-		close(fd);
-		return aff_seterr(err, errlen, e,
-				  "%s: %s, expected a topology XML file", path,
-				  e == EISDIR ? "is a directory" : "not a regular file");
-	}
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0)
-		return aff_seterr(err, errlen, errno, "%s: %s", path,
-				  strerror(errno));
 	if (n == 0)
 		return aff_seterr(err, errlen, EINVAL,
 				  "%s: empty file, expected a topology XML file", path);
-	if (aff_xml_check_encoding(buf, (size_t)n, path, err, errlen) < 0)
+	if (aff_xml_check_encoding(buf, n, path, err, errlen) < 0)
 		return -EINVAL;
-	end = buf + n;
+	/* The root element is near the start of any topology file. */
+	end = buf + (n < SNIFF_SIZE ? n : SNIFF_SIZE);
 	p = skip_prolog(buf, end);
 	if (p >= end || *p != '<')
 		return aff_seterr(err, errlen, EINVAL,
@@ -163,206 +142,15 @@ static int sniff(const char *path, enum input_kind *kind, char *err,
 			  path, name);
 }
 
-/* hwloc refused the file: find out why, with a line when libxml2 can. */
-static int explain_hwloc_failure(const char *path, char *err, size_t errlen)
-{
-	const struct aff_xml *x = aff_xml(path, err, errlen);
-	xmlDoc *doc;
-	const xmlError *e;
-	const char *msg;
-
-	if (!x)
-		return -ELIBACC;
-	doc = x->read_file(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
-					  XML_PARSE_NOWARNING | XML_PARSE_HUGE);
-	if (doc) {
-		x->free_doc(doc);
-		return aff_seterr(err, errlen, EINVAL,
-				  "%s: well-formed XML, but hwloc rejected it as a topology (a missing or inconsistent object, cpuset or attribute)",
-				  path);
-	}
-	e = x->last_error();
-	msg = e && e->message ? e->message : "unreadable";
-	return aff_seterr(err, errlen, EINVAL, "%s:%d: malformed XML: %.*s",
-			  path, e ? e->line : 0, (int)strcspn(msg, "\n"), msg);
-}
-
-/*
- * hwloc 2.9.0 dereferences NULL when an <object> has a cpuset but no
- * complete_cpuset, or a nodeset but no complete_nodeset (found by
- * fuzz/fuzz_hwloc; every file hwloc writes, v1 or v2, has the pairs).
- * Refuse such a file before hwloc sees it. Returns 1 when the file is fine
- * for hwloc, 0 when it is not well-formed XML (hwloc's own error path
- * explains that), or -EINVAL with err set.
- */
-static const char *unpaired_set(const struct aff_xml *x, const xmlNode *n)
-{
-	static const char *const pairs[][2] = {
-		{ "cpuset", "complete_cpuset" },
-		{ "nodeset", "complete_nodeset" },
-	};
-	size_t i;
-
-	xmlChar *type;
-	bool indexed;
-
-	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
-		if (x->has_prop(n, (const xmlChar *)pairs[i][0]) &&
-		    !x->has_prop(n, (const xmlChar *)pairs[i][1]))
-			return pairs[i][0];
-	/* A PU or NUMA node without os_index: hwloc 2.9.0 sets bit 2^32-1 of a
-	 * bitmap, 512 MB, several times over (fuzz_hwloc, out of memory). */
-	type = x->get_prop(n, (const xmlChar *)"type");
-	indexed = !type || (strcmp((const char *)type, "PU") &&
-			    strcmp((const char *)type, "NUMANode")) ||
-		  x->has_prop(n, (const xmlChar *)"os_index");
-	x->free(type);
-	return indexed ? NULL : "os_index";
-}
-
-/*
- * hwloc's bitmap syntax, as hwloc writes it: words of "0x" and 1-16 hex
- * digits, comma separated, an empty word for a zero one, the first possibly
- * "0xf...f" (an infinite set), at least one word with digits. hwloc 2.9.0
- * asserts (aborts the process) on some other texts, such as ",x00010001"
- * (fuzz_hwloc).
- */
-static bool bitmap_text_ok(const char *v)
-{
-	bool digits = false;
-	size_t k;
-
-	if (!strncmp(v, "0xf...f", 7)) {
-		v += 7;
-		if (!*v)
-			return true;
-		if (*v++ != ',')
-			return false;
-		digits = true;
-	}
-	/* A leading empty word makes hwloc 2.9.0 assert (",0x1"), a trailing
-	 * one is never written. */
-	if (*v == ',' || !*v)
-		return false;
-	for (;;) {
-		/* An empty word inside is hwloc's shorthand for 0x00000000 (",,"). */
-		if (*v && *v != ',') {
-			if (strncmp(v, "0x", 2))
-				return false;
-			v += 2;
-			for (k = 0; isxdigit((unsigned char)v[k]); k++)
-				;
-			if (k < 1 || k > 16)
-				return false;
-			v += k;
-			digits = true;
-		}
-		if (!*v)
-			return digits;
-		if (*v++ != ',' || !*v)
-			return false;
-	}
-}
-
-/* The first set attribute of @n hwloc could not parse, or NULL. */
-static const char *bad_bitmap(const struct aff_xml *x, const xmlNode *n)
-{
-	static const char *const sets[] = {
-		"cpuset", "complete_cpuset", "allowed_cpuset", "online_cpuset",
-		"nodeset", "complete_nodeset", "allowed_nodeset",
-	};
-	const char *bad = NULL;
-	size_t i;
-
-	for (i = 0; i < sizeof(sets) / sizeof(sets[0]) && !bad; i++) {
-		xmlChar *v = x->get_prop(n, (const xmlChar *)sets[i]);
-
-		if (v && !bitmap_text_ok((const char *)v))
-			bad = sets[i];
-		x->free(v);
-	}
-	return bad;
-}
-
-static int check_cpusets(const struct aff_xml *x, const xmlNode *n,
-			 const char *path, char *err, size_t errlen)
-{
-	int rc = 1;
-
-	for (; n && rc > 0; n = n->next) {
-		if (n->type != XML_ELEMENT_NODE)
-			continue;
-		bool object = !strcmp((const char *)n->name, "object");
-		const char *set = object ? unpaired_set(x, n) : NULL;
-
-		if (set && !strcmp(set, "os_index"))
-			return aff_seterr(err, errlen, EINVAL,
-					  "%s:%ld: <object> PU or NUMANode without os_index",
-					  path, x->line_no(n));
-		if (set)
-			return aff_seterr(err, errlen, EINVAL,
-					  "%s:%ld: <object> with a %s but no complete_%s",
-					  path, x->line_no(n), set, set);
-		set = object ? bad_bitmap(x, n) : NULL;
-		if (set)
-			return aff_seterr(err, errlen, EINVAL,
-					  "%s:%ld: <object> %s is not a bitmap such as 0x000000ff,0xffffffff",
-					  path, x->line_no(n), set);
-		rc = check_cpusets(x, n->children, path, err, errlen);
-	}
-	return rc;
-}
-
-static int precheck_hwloc(const char *path, char *err, size_t errlen)
-{
-	const struct aff_xml *x = aff_xml(path, err, errlen);
-	xmlDoc *doc;
-	int rc;
-
-	if (!x)
-		return -ELIBACC;
-	doc = x->read_file(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
-					  XML_PARSE_NOWARNING | XML_PARSE_HUGE);
-	if (!doc)
-		return 0;
-	rc = check_cpusets(x, x->root(doc), path, err, errlen);
-	x->free_doc(doc);
-	return rc;
-}
-
-static int hwloc_open(hwloc_topology_t *hw, const char *xml)
-{
-	if (hwloc_topology_init(hw) < 0)
-		return -errno;
-	hwloc_topology_set_io_types_filter(*hw, HWLOC_TYPE_FILTER_KEEP_ALL);
-	if (xml && hwloc_topology_set_xml(*hw, xml) < 0) {
-		int e = errno;
-
-		hwloc_topology_destroy(*hw);
-		return -e;
-	}
-	return 0;
-}
-
-static int load_hwloc_source(struct aff_topo *t, const char *path, char *err,
-			     size_t errlen)
+/* hwloc XML: imported where a crash is contained (import_hwloc.c). */
+static int load_hwloc_source(struct aff_topo *t, const char *buf, size_t len,
+			     unsigned long flags, char *err, size_t errlen)
 {
 	hwloc_topology_t hw;
-	int rc = precheck_hwloc(path, err, errlen);
+	int rc = aff_hwloc_import(t->ctx, t->source, buf, len, flags, &hw, err, errlen);
 
 	if (rc < 0)
 		return rc;
-	rc = hwloc_open(&hw, path);
-
-	/* hwloc parses the file as it is set: a malformed one fails here. */
-	if (rc == -EINVAL)
-		return explain_hwloc_failure(path, err, errlen);
-	if (rc < 0)
-		return aff_seterr(err, errlen, -rc, "%s: %s", path, strerror(-rc));
-	if (hwloc_topology_load(hw) < 0) {
-		hwloc_topology_destroy(hw);
-		return explain_hwloc_failure(path, err, errlen);
-	}
 	return aff_load_hwloc(t, hw, err, errlen);
 }
 
@@ -386,31 +174,9 @@ static int load_live(struct aff_topo *t, unsigned long flags, char *err, size_t 
 	return aff_load_hwloc(t, hw, err, errlen);
 }
 
-AFF_EXPORT int aff_topo_load(struct aff_ctx *ctx, const char *input,
-			     unsigned long flags, struct aff_topo **out,
-			     char *err, size_t errlen)
+static int finish(struct aff_topo *t, int rc, unsigned long flags,
+		  struct aff_topo **out, char *err, size_t errlen)
 {
-	enum input_kind kind = INPUT_HWLOC;
-	struct aff_topo *t;
-	int rc;
-
-	*out = NULL;
-	if (input) {
-		rc = sniff(input, &kind, err, errlen);
-		if (rc < 0)
-			return rc;
-	}
-	t = aff_topo_alloc(ctx, !input ? AFF_SRC_LIVE :
-			   kind == INPUT_NCCL ? AFF_SRC_NCCL : AFF_SRC_HWLOC,
-			   input);
-	if (!t)
-		return -ENOMEM;
-	if (!input)
-		rc = load_live(t, flags, err, errlen);
-	else if (kind == INPUT_NCCL)
-		rc = aff_load_nccl(t, input, err, errlen);
-	else
-		rc = load_hwloc_source(t, input, err, errlen);
 	if (!rc && (flags & AFF_LOAD_REQUIRE_GPU) && !t->ngpu)
 		rc = aff_seterr(err, errlen, ENODEV, "%s: no accelerator found",
 				t->source);
@@ -420,4 +186,50 @@ AFF_EXPORT int aff_topo_load(struct aff_ctx *ctx, const char *input,
 	}
 	*out = t;
 	return 0;
+}
+
+int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name, const char *buf,
+			 size_t len, unsigned long flags, struct aff_topo **out,
+			 char *err, size_t errlen)
+{
+	enum input_kind kind = INPUT_HWLOC;
+	struct aff_topo *t;
+	int rc;
+
+	*out = NULL;
+	rc = sniff(name, buf, len, &kind, err, errlen);
+	if (rc < 0)
+		return rc;
+	t = aff_topo_alloc(ctx, kind == INPUT_NCCL ? AFF_SRC_NCCL : AFF_SRC_HWLOC, name);
+	if (!t)
+		return -ENOMEM;
+	if (kind == INPUT_NCCL)
+		rc = aff_load_nccl_mem(t, buf, len, name, err, errlen);
+	else
+		rc = load_hwloc_source(t, buf, len, flags, err, errlen);
+	return finish(t, rc, flags, out, err, errlen);
+}
+
+AFF_EXPORT int aff_topo_load(struct aff_ctx *ctx, const char *input,
+			     unsigned long flags, struct aff_topo **out,
+			     char *err, size_t errlen)
+{
+	struct aff_topo *t;
+	char *buf;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	if (input) {
+		rc = aff_read_file(input, aff_ctx_input_limit(ctx), &buf, &len, err, errlen);
+		if (rc < 0)
+			return rc;
+		rc = aff_topo_load_buffer(ctx, input, buf, len, flags, out, err, errlen);
+		free(buf);
+		return rc;
+	}
+	t = aff_topo_alloc(ctx, AFF_SRC_LIVE, NULL);
+	if (!t)
+		return -ENOMEM;
+	return finish(t, load_live(t, flags, err, errlen), flags, out, err, errlen);
 }

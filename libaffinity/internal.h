@@ -55,6 +55,7 @@ struct aff_config {
 	int gpu_sharing;	/* AFF_GPU_SHARING_*: one GPU, several users' leases */
 	unsigned long health_limit[AFF_LIMIT_N];
 	unsigned health_set;	/* bit per limit given in the file */
+	size_t max_input_size;	/* bytes; 0: AFF_INPUT_LIMIT */
 };
 
 struct aff_ctx {
@@ -95,6 +96,50 @@ int aff_write_all(int fd, const char *buf, size_t len);
  */
 int aff_write_atomic(const char *what, const char *path, const char *buf, size_t len,
 		     char *err, size_t errlen);
+
+/*
+ * aff_read_file - read a whole file the way every railbind input is read
+ * (readfile.c): a regular file only (a FIFO, device, socket or directory is
+ * refused, never opened for blocking I/O), at most @limit bytes (0:
+ * AFF_INPUT_LIMIT), read once into *out (malloc()ed, NUL-terminated, *len
+ * bytes before the NUL). Errors: -ENOENT and the like from open, -EISDIR a
+ * directory, -EINVAL not a regular file, -EFBIG over the limit; @err gets
+ * one line naming the file.
+ */
+#define AFF_INPUT_LIMIT ((size_t)64 << 20)
+int aff_read_file(const char *path, size_t limit, char **out, size_t *len,
+		  char *err, size_t errlen);
+/*
+ * aff_read_state_file - aff_read_file() for a file another process keeps
+ * (the broker's leases, its counters in /run): the same rules, and a
+ * symbolic link in its place is refused (-ELOOP), not followed.
+ */
+int aff_read_state_file(const char *path, size_t limit, char **out, size_t *len,
+			char *err, size_t errlen);
+/* The limit of @ctx's configuration (max-input-size), else AFF_INPUT_LIMIT. */
+size_t aff_ctx_input_limit(const struct aff_ctx *ctx);
+
+/*
+ * aff_child_limits - in a process about to read an input of @len bytes that
+ * it may die of (child_limits.c): soft limits on its address space (what is
+ * mapped now, plus AFF_CHILD_MEM_BASE, plus AFF_CHILD_MEM_PER_BYTE times
+ * @len) and on its CPU time (what it used, plus AFF_CHILD_CPU_SECONDS), and
+ * the default action for the signals of a crash (the parent reports it).
+ * Call again before each input: soft limits go up as well as down.
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AFF_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(AFF_ASAN)
+#define AFF_CHILD_MEM_BASE (1ull << 30)	/* ASan's quarantine keeps 256 MiB freed */
+#else
+#define AFF_CHILD_MEM_BASE (256ull << 20)
+#endif
+#define AFF_CHILD_MEM_PER_BYTE 32ull
+#define AFF_CHILD_CPU_SECONDS(len) (60ull + (unsigned long long)((len) >> 20))
+void aff_child_limits(size_t len);
 
 void aff_config_clear(struct aff_config *conf);
 unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l);

@@ -454,18 +454,6 @@ out:
 	return aff_topo_finish(t, err, errlen);
 }
 
-int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
-		  size_t errlen)
-{
-	const struct aff_xml *x = aff_xml(path, err, errlen);
-
-	if (!x)
-		return -ELIBACC;
-	x->reset_last_error();
-	return load_doc(x, t, x->read_file(path, NULL, NCCL_XML_OPTIONS), path,
-			err, errlen);
-}
-
 int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
 		      const char *name, char *err, size_t errlen)
 {

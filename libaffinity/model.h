@@ -203,6 +203,24 @@ int aff_topo_set_cpu(struct aff_topo *t, const char *arch, const char *vendor,
 /* Classify, order and compute paths once every device is in. */
 int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen);
 
+/*
+ * aff_topo_load() of a file's text already read (railbind fleet reads each
+ * file once, to tell audits from snapshots); name is for messages.
+ */
+int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name, const char *buf,
+			 size_t len, unsigned long flags, struct aff_topo **out,
+			 char *err, size_t errlen);
+/*
+ * import_hwloc.c: hwloc's import of an XML text, in a child process so that
+ * no text can crash the caller (*out is then a read-only, adopted topology),
+ * or in this one with AFF_LOAD_NO_FORK in @flags. -EINVAL with one line in
+ * err for a text hwloc cannot read, however it failed (refused, crashed,
+ * out of memory, timed out).
+ */
+int aff_hwloc_import(const struct aff_ctx *ctx, const char *name, const char *buf,
+		     size_t len, unsigned long flags, hwloc_topology_t *out, char *err,
+		     size_t errlen);
+
 /* Loaders. */
 int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen);
@@ -212,10 +230,7 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
  */
 int aff_xml_check_encoding(const char *buf, size_t len, const char *path,
 			   char *err, size_t errlen);
-int aff_load_nccl(struct aff_topo *t, const char *path, char *err,
-		  size_t errlen);
-/* The same from len bytes in memory (the fuzz target's entry); name is for
- * messages. */
+/* An NCCL topology from len bytes in memory; name is for messages. */
 int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
 		      const char *name, char *err, size_t errlen);
 

@@ -125,40 +125,18 @@ int aff_vleases_parse(const char *text, struct aff_vleases *ls)
 	return rc;
 }
 
-/*
- * The file is read as every file railbind reads: opened non-blocking without
- * following a last symlink, refused unless a regular file of at most
- * MAX_LEASE_FILE bytes, read once.
- */
+/* Read as every file railbind reads (aff_read_state_file): a link refused. */
 static int from_file(struct aff_vleases *ls, const char *path)
 {
 	char *buf = NULL, why[256];
-	struct stat st;
 	size_t got = 0;
-	ssize_t n;
-	int fd, rc;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	if (fd < 0) {
-		snprintf(why, sizeof(why), "%s: %s", path, strerror(errno));
+	rc = aff_read_state_file(path, MAX_LEASE_FILE, &buf, &got, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0)
 		goto none;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_LEASE_FILE) {
-		snprintf(why, sizeof(why), "%s: not a regular file of at most %u bytes", path,
-			 MAX_LEASE_FILE);
-		close(fd);
-		goto none;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)st.st_size &&
-	       ((n = read(fd, buf + got, (size_t)st.st_size - got)) > 0 || (n < 0 && errno == EINTR)))
-		got += n > 0 ? (size_t)n : 0;
-	close(fd);
-	buf[got] = '\0';
 	rc = take_text(ls, buf);
 	free(buf);
 	if (rc == -EINVAL) {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libxml2, loaded on first use. Only an NCCL topology file, or an hwloc file
- * checked before hwloc reads it, needs it; linking it would make every
- * program using libaffinity (railbind run, a rank asking the broker) load
- * libxml2 with ICU and libstdc++ at exec: most of the start-up time of
- * `railbind run` (bench/broker.sh).
+ * hwloc refused (for the line where it stops being XML), needs it; linking
+ * it would make every program using libaffinity (railbind run, a rank
+ * asking the broker) load libxml2 with ICU and libstdc++ at exec: most of
+ * the start-up time of `railbind run` (bench/broker.sh).
  */
 #ifndef RAILBIND_XML_LAZY_H
 #define RAILBIND_XML_LAZY_H

@@ -244,6 +244,14 @@ run --json -i "$tmp/nokmod.xml"
 if [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["peer-cross-path"]' "$tmp/out")" = unknown ] &&
     jq -e '.undecided[] | select(.id == "peer-cross-path") | .reason | test("railbind.ko")' "$tmp/out" >/dev/null
 then ok; else bad "peer-cross-path without the module: rc=$rc"; fi
+# An unprivileged reader: the module withheld its peer records (view=restricted), so
+# none of them is no evidence either: undecided, saying who sees them.
+sed 's|<info name="RailbindKmod"|<info name="RailbindPeerView" value="restricted"/>\n&|' \
+	"$FIX/audit-ok.xml" >"$tmp/restricted.xml"
+run --json -i "$tmp/restricted.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r '.summary["peer-cross-path"]' "$tmp/out")" = unknown ] &&
+    jq -e '.undecided[] | select(.id == "peer-cross-path") | .reason | test("only to root")' "$tmp/out" >/dev/null
+then ok; else bad "peer-cross-path with peer records withheld: rc=$rc"; fi
 
 # ACS a reader could not read (unprivileged, no module) on a port of a
 # GPU-NIC path (switch A's downstream port): undecided, not ok.
@@ -307,6 +315,18 @@ EOF
 		    jq -e '[.checks[] | select(.id == "link-flapping" and .severity == "fail") |
 			[.subject, .evidence.changes, .evidence.counted_by]] == [["0000:04:00.0", 3, "kmod"]]' "$tmp/out" >/dev/null
 		then ok; else bad "module link counts: $(jq -c '[.checks[] | select(.id == "link-flapping")]' "$tmp/out")"; fi
+		# What railbind.ko shows a user without CAP_PERFMON/CAP_SYS_ADMIN: no peer
+		# records, view=restricted; peer-cross-path is undecided, ACS still fed.
+		sed -e '1s/$/ view=restricted/' -e '/^peer /d' -e 's/^end records=12$/end records=10/' \
+			"$tmp/root/dev/railbind" >"$tmp/restricted"
+		mv "$tmp/restricted" "$tmp/root/dev/railbind"
+		"$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed3.xml" >/dev/null 2>&1
+		run --json -i "$tmp/fed3.xml"
+		if [ "$(jq -r '.summary["peer-cross-path"]' "$tmp/out")" = unknown ] &&
+		    jq -e '[.checks[] | select(.id == "acs-redirect" and .severity == "fail") | .subject] == ["0000:03:00.0"]' "$tmp/out" >/dev/null &&
+		    grep -q 'name="RailbindPeerView" value="restricted"' "$tmp/fed3.xml" &&
+		    ! grep -q 'name="RailbindPeer"' "$tmp/fed3.xml"; then ok
+		else bad "restricted module view: peer-cross-path $(jq -r '.summary["peer-cross-path"]' "$tmp/out")"; fi
 		# Without the module: the ports' ACS unreadable, acs-redirect undecided, no peers.
 		rm "$tmp/root/dev/railbind"
 		"$KMODFEED" "$tmp/noacs-src.xml" "$tmp/root" "$tmp/fed2.xml" >/dev/null 2>&1
@@ -324,8 +344,33 @@ run --prom -i "$FIX/audit-acs.xml"
 cp "$tmp/out" "$tmp/prom.want"
 run -i "$FIX/audit-acs.xml" --prom-file "$tmp/node.prom"
 if [ "$rc" -eq 2 ] && cmp -s "$tmp/node.prom" "$tmp/prom.want" && grep -q '^Status: fail$' "$tmp/out" &&
-    [ -z "$(find "$tmp" -name '*node.prom?*')" ]; then ok
+    [ -z "$(find "$tmp" -name '*node.prom.*')" ]; then ok
 else bad "--prom-file: rc=$rc"; fi
+
+# A --prom-file that cannot be written whole says why (the errno of the
+# write that failed, not a stale one: "Bad file descriptor" once) and
+# leaves the last good file as it was. Past RLIMIT_FSIZE (SIGXFSZ ignored,
+# so write() fails with EFBIG), the first write is short and the second
+# fails; on a full tmpfs (root, in a mount namespace of its own) ENOSPC.
+cp "$tmp/prom.want" "$tmp/keep.prom"
+( trap '' XFSZ; ulimit -f 2; exec "$RAILBIND" audit -i "$FIX/dgx-h100.xml" --prom-file "$tmp/keep.prom" \
+	>"$tmp/out" 2>"$tmp/err" ); rc=$?
+if [ "$rc" -eq 3 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "keep.prom: writing: File too large" "$tmp/err" &&
+    cmp -s "$tmp/keep.prom" "$tmp/prom.want" && [ -z "$(find "$tmp" -name '*keep.prom.*')" ]; then ok
+else bad "--prom-file past RLIMIT_FSIZE: rc=$rc, $(head -c 200 "$tmp/err")"; fi
+if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
+	mkdir -p "$tmp/full"
+	unshare -m --propagation private sh -c '
+		mount -t tmpfs -o size=8k tmpfs "$1" && head -c 4096 /dev/zero >"$1/fill" &&
+		exec "$2" audit -i "$3" --prom-file "$1/node.prom"' sh "$tmp/full" "$RAILBIND" \
+		"$FIX/dgx-h100.xml" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 3 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	    grep -q "node.prom: writing: No space left on device" "$tmp/err"; then ok
+	else bad "--prom-file on a full filesystem: rc=$rc, $(head -c 200 "$tmp/err")"; fi
+else
+	echo "audit: SKIP --prom-file on a full filesystem (needs root and unshare -m)"
+fi
 
 # Nothing decidable (no GPU, no rail): exit 3, status unknown.
 run --json -i "$FIX/gpu-only.xml"
@@ -359,7 +404,7 @@ for f in "$tmp/empty.xml" "$tmp/dir.xml" "$tmp/truncated.xml" "$tmp/badwidth.xml
 		run $fmt -i "$f" --prom-file "$tmp/bad.prom"
 		if [ "$rc" -eq 3 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
 		    grep -qF "$f" "$tmp/err" && [ ! -e "$tmp/bad.prom" ] &&
-		    [ -z "$(find "$tmp" -name '*bad.prom?*')" ]; then ok
+		    [ -z "$(find "$tmp" -name '*bad.prom.*')" ]; then ok
 		else bad "bad input $f $fmt: rc=$rc, $(head -c 200 "$tmp/err")"; fi
 	done
 done

@@ -14,3 +14,12 @@ CHECKS += check-static
 check-static:
 	$(call quiet,TEST,$@)TOP=$(TOP) FILES='$(STATIC_FILES)' CFLAGS_TIDY='$(STATIC_CFLAGS)' \
 		sh $(TOP)/tests/static/run.sh
+
+# make check-make (tests/static/makedeps.py): every file a recipe uses that
+# make builds is reachable through the rule's prerequisites, so the build is
+# right at any -j (a fragment naming LIBAFF_A before the Makefile set it
+# left railbind.so without the archive it links).
+CHECKS += check-make
+.PHONY: check-make
+check-make:
+	$(call quiet,TEST,$@)python3 $(TOP)/tests/static/makedeps.py -f $(TOP)/Makefile

@@ -82,6 +82,53 @@ static void test_next(void **state)
 	aff_kmod_snapshot_free(snap);
 }
 
+/*
+ * What railbind.ko writes since issue 14, to an unprivileged reader: view=,
+ * p2p_root=, a domain past 16 bits, a VF's physfn=, a suspended port's
+ * cfg= with "?" registers, no peer records, and a record type this parser
+ * has never heard of (new types may be added before "end").
+ */
+static const char restricted[] =
+	"railbind format=1 version=0.1.0 generation=9 kernel=6.12.117+deb12-amd64 "
+	"peer_provider=nvidia peer_state=waiting view=restricted\n"
+	"hostbridge name=pci10000:00 domain=10000 bus=00 numa=0 vendor=0x8086 device=0x09a2 "
+	"p2p_root=0x8086:0x09a2\n"
+	"dev pci=10000:01:00.0 kind=bridge type=root_port acs_cap=? acs_ctl=? acs_redirect=? "
+	"link_speed=? cfg=suspended physfn=-\n"
+	"dev pci=10000:04:00.3 kind=nic type=endpoint acs_ctl=- physfn=10000:04:00.0 cfg=ok\n"
+	"pair gpu=10000:03:00.0 nic=10000:04:00.3 distance=4 redirected=0 map=bus\n"
+	"health pci=10000:03:00.0 link_changes=2\n"
+	"peerstat maps=4 unmaps=1 freed_without_unmap=0 overflow=0 missed=0 nvidia=waiting "
+	"dmabuf=off badversion=0 untracked=0 max_maps=4096\n"
+	"end records=8\n";
+
+static void test_restricted(void **state)
+{
+	struct aff_kmod_snapshot *snap;
+	const struct aff_kmod_rec *rec;
+	size_t from = 0;
+
+	(void)state;
+	assert_int_equal(parse_str(restricted, &snap, NULL, 0), 0);
+	assert_string_equal(aff_kmod_rec_get(aff_kmod_snapshot_rec(snap, 0), "view"),
+			    "restricted");
+	rec = aff_kmod_snapshot_next(snap, "dev", &from);
+	assert_non_null(rec);
+	assert_string_equal(aff_kmod_rec_get(rec, "pci"), "10000:01:00.0");
+	assert_string_equal(aff_kmod_rec_get(rec, "acs_ctl"), "?");
+	assert_string_equal(aff_kmod_rec_get(rec, "cfg"), "suspended");
+	rec = aff_kmod_snapshot_next(snap, "dev", &from);
+	assert_non_null(rec);
+	assert_string_equal(aff_kmod_rec_get(rec, "physfn"), "10000:04:00.0");
+	from = 0;
+	assert_null(aff_kmod_snapshot_next(snap, "peer", &from));
+	from = 0;
+	rec = aff_kmod_snapshot_next(snap, "health", &from);
+	assert_non_null(rec);
+	assert_string_equal(aff_kmod_rec_get(rec, "link_changes"), "2");
+	aff_kmod_snapshot_free(snap);
+}
+
 struct bad_case {
 	const char *text;
 	int ret;
@@ -236,6 +283,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_next),
+		cmocka_unit_test(test_restricted),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_nul_and_len),
 		cmocka_unit_test(test_bounds),

@@ -16,6 +16,7 @@ pciutils
 linux-headers-amd64
 linux-headers-6.12-amd64
 linux-source-6.1
+linux-source-6.12
 sparse
 qemu-system-x86
 qemu-utils

@@ -18,8 +18,9 @@ chmod +x "$stage/init"
 
 # Modules in dependency order; built-in ones (6.12's virtio) are skipped.
 dep=$img/lib/modules/$rel/modules.dep
-# virtio_net: the NIC hotplugged as a rail (tests/vm/stress.py) gets a netdev.
-want="virtio_pci 9pnet_virtio 9p virtio_net"
+# virtio_net: the NIC hotplugged as a rail (tests/vm/stress.py) gets a netdev;
+# i6300esb: the watchdog rescanned under readers (tests/vm/rescan.py).
+want="virtio_pci 9pnet_virtio 9p virtio_net i6300esb"
 : >"$stage/lib/modules/order"
 resolve() {
 	local line path name d

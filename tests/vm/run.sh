@@ -48,6 +48,36 @@ cp "$top/kmod/railbind_api.h" "$work/provider/"
 make -s -C "$kdir" M="$work/provider" W=1 modules >"$work/provider.log" 2>&1 ||
 	die "test provider does not build: see $work/provider.log"
 
+# Emulated PCI host bridges (fakebus/): thousands of functions, 32-bit
+# domains, p2pdma's whitelisted host bridges; test-only, never installed.
+mkdir -p "$work/fakebus"
+cp "$here/fakebus/Kbuild" "$here/fakebus/"*.c "$work/fakebus/"
+make -s -C "$kdir" M="$work/fakebus" W=1 modules >"$work/fakebus.log" 2>&1 ||
+	die "the fake host bridge module does not build: see $work/fakebus.log"
+
+# The kernel's own P2P verdict (p2pref/): calc_map_type_and_dist() copied
+# out of drivers/pci/p2pdma.c of the Debian source package of this kernel
+# series, when installed (tests/vm/deps.sh); the guest skips without it.
+ref=$work/p2pref
+src=/usr/src/linux-source-$label.tar.xz
+rm -rf "$ref"
+if [ -f "$src" ]; then
+	mkdir -p "$ref" "$cache"
+	if [ ! -f "$cache/p2pdma-$label.c" ] || [ "$src" -nt "$cache/p2pdma-$label.c" ]; then
+		tar -xJOf "$src" --wildcards '*/drivers/pci/p2pdma.c' >"$cache/p2pdma-$label.c.new" ||
+			die "no drivers/pci/p2pdma.c in $src"
+		mv "$cache/p2pdma-$label.c.new" "$cache/p2pdma-$label.c"
+	fi
+	/usr/bin/python3 -B "$here/p2pref/extract.py" "$cache/p2pdma-$label.c" \
+		"$ref/p2pdma_extract.c" || die "cannot extract the P2P verdict from $src"
+	cp "$here/p2pref/Kbuild" "$here/p2pref/"*.c "$ref/"
+	make -s -C "$kdir" M="$ref" modules >"$work/p2pref.log" 2>&1 ||
+		die "the p2pdma.c reference module does not build: see $work/p2pref.log"
+	echo "drivers/pci/p2pdma.c of linux-source-$label" \
+		"$(dpkg-query -W -f='${Version}' "linux-source-$label" 2>/dev/null)," \
+		"kernel $(dpkg-query -W -f='${Version}' "linux-headers-$rel" 2>/dev/null)" >"$ref/versions"
+fi
+
 exec /usr/bin/python3 -B "$here/vmdrive.py" --label "$label" --release "$rel" \
 	--kernel "$work/img/boot/vmlinuz-$rel" --initrd "$work/initrd.gz" \
 	--top "$top" --work "$work"

@@ -37,6 +37,13 @@ ENDPOINTS = [
     ("nic1", "nic", "rp5"),
 ]
 
+# Other devices, tracked by no one: (qemu id, driver, bus, properties).
+# The i6300esb's driver registers a misc device (the watchdog) from probe,
+# which a PCI rescan runs under its lock (tests/vm/rescan.py).
+OTHERS = [
+    ("wdt0", "i6300esb", "pcie.0", "addr=0x9"),
+]
+
 # Empty ports that take a hotplugged NIC: native pciehp, ACPI, and a switch
 # port next to gpu1 (a rail closer to it than nic0 is not possible, one as
 # close is).
@@ -95,4 +102,6 @@ def qemu_devices():
         if extra:
             opt += "," + extra
         args += ["-device", opt]
+    for oid, drv, bus, extra in OTHERS:
+        args += ["-device", "%s,id=%s,bus=%s,%s" % (drv, oid, bus, extra)]
     return args

@@ -9,9 +9,11 @@
  *
  * /dev/railbind_testprov takes one command per write:
  *   nvmap ID GPU NIC ENTRIES PAGESIZE   get_pages + dma_map_pages
+ *   nvmapv ID GPU NIC ENTRIES PAGESIZE VERSION   the same, page table version given
  *   nvunmap ID                          dma_unmap_pages + put_pages
  *   nvput ID                            put_pages only (mapping freed unmapped)
  *   apimap ID GPU NIC BYTES / apiunmap ID   railbind_peer_map/unmap
+ *   apileak ID                          forget an API mapping without unmapping it
  *   dbattach ID GPU NIC BYTES           export + dynamic attach by the NIC
  *   dbmap ID / dbunmap ID               map/unmap the attachment
  *   dbdetach ID                         detach and release, mapped or not
@@ -32,7 +34,7 @@
 #include "nv_p2p.h"
 #include "railbind_api.h"
 
-#define TP_SLOTS 64
+#define TP_SLOTS 128
 
 struct tp_slot {
 	struct nvidia_p2p_page_table *pt;
@@ -249,7 +251,7 @@ static void tp_slot_free(struct tp_slot *s)
 }
 
 static int tp_nvmap(struct tp_slot *s, struct pci_dev *gpu, struct pci_dev *nic,
-		    u32 entries, u32 psize)
+		    u32 entries, u32 psize, u32 version)
 {
 	int ret;
 
@@ -259,6 +261,8 @@ static int tp_nvmap(struct tp_slot *s, struct pci_dev *gpu, struct pci_dev *nic,
 	if (ret)
 		return ret;
 	s->pt->page_size = psize;
+	if (version)
+		s->pt->version = version;
 	ret = nvidia_p2p_dma_map_pages(nic, s->pt, &s->map);
 	if (ret) {
 		nvidia_p2p_put_pages(0, 0, 0, s->pt);
@@ -305,12 +309,12 @@ static int tp_command(char *cmd)
 {
 	char verb[16], gpu_s[16], nic_s[16];
 	struct pci_dev *gpu = NULL, *nic = NULL;
-	unsigned long long a = 0, b = 0;
+	unsigned long long a = 0, b = 0, c = 0;
 	unsigned int id;
 	struct tp_slot *s;
 	int n, ret = 0;
 
-	n = sscanf(cmd, "%15s %u %15s %15s %llu %llu", verb, &id, gpu_s, nic_s, &a, &b);
+	n = sscanf(cmd, "%15s %u %15s %15s %llu %llu %llx", verb, &id, gpu_s, nic_s, &a, &b, &c);
 	if (n < 2 || id >= TP_SLOTS)
 		return -EINVAL;
 	s = &tp_slots[id];
@@ -323,7 +327,9 @@ static int tp_command(char *cmd)
 		}
 	}
 	if (!strcmp(verb, "nvmap") && n == 6 && !s->pt) {
-		ret = tp_nvmap(s, gpu, nic, a, b);
+		ret = tp_nvmap(s, gpu, nic, a, b, 0);
+	} else if (!strcmp(verb, "nvmapv") && n == 7 && !s->pt) {
+		ret = tp_nvmap(s, gpu, nic, a, b, c);
 	} else if (!strcmp(verb, "nvunmap") && s->map) {
 		nvidia_p2p_dma_unmap_pages(s->nic, s->pt, s->map);
 		s->map = NULL;
@@ -334,18 +340,24 @@ static int tp_command(char *cmd)
 		s->map = NULL;
 		tp_slot_free(s);
 	} else if (!strcmp(verb, "apimap") && n == 5 && !s->api_cookie) {
-		int (*map)(struct pci_dev *gpu, struct pci_dev *nic, u64 bytes, const void *cookie);
+		int (*map)(struct module *owner, struct pci_dev *gpu, struct pci_dev *nic,
+			   u64 bytes, const void *cookie);
 
-		map = symbol_get(railbind_peer_map);
+		/* What railbind_peer_map() expands to, without a link-time dependency. */
+		map = symbol_get(railbind_peer_map_owned);
 		if (!map) {
 			ret = -ENOENT;
 			goto out;
 		}
-		ret = map(gpu, nic, a, s);
-		symbol_put(railbind_peer_map);
+		ret = map(THIS_MODULE, gpu, nic, a, s);
+		symbol_put(railbind_peer_map_owned);
 		if (!ret)
 			s->api_cookie = s;
 	} else if (!strcmp(verb, "apiunmap") && s->api_cookie) {
+		tp_slot_free(s);
+	} else if (!strcmp(verb, "apileak") && s->api_cookie) {
+		/* Left for railbind to drop when this module goes away. */
+		s->api_cookie = NULL;
 		tp_slot_free(s);
 	} else if (!strcmp(verb, "dbattach") && n == 5 && !s->dmabuf) {
 		ret = tp_dbattach(s, gpu, nic, a);

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * aff_read_file(): how every file railbind reads is read. Any input may be a
+ * FIFO that never delivers (open and read would block for ever), a device
+ * such as /dev/zero that never ends, a directory, or simply huge; the
+ * command or the daemon must say so in one line and go on. So: a regular
+ * file only, opened without blocking, within a size limit, read once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* What a file that is not a regular one is, for the message. */
+static const char *kind_of(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+static int refuse(const char *path, mode_t mode, char *err, size_t errlen)
+{
+	int e = S_ISDIR(mode) ? EISDIR : EINVAL;
+
+	return aff_seterr(err, errlen, e, "%s: %s, expected a regular file", path,
+			  kind_of(mode));
+}
+
+static int too_big(const char *path, size_t limit, char *err, size_t errlen)
+{
+	return aff_seterr(err, errlen, EFBIG,
+			  "%s: larger than %zu bytes (max-input-size in railbind.conf)",
+			  path, limit);
+}
+
+/* All of fd, at most limit bytes; a file growing past it is refused too. */
+static int slurp(int fd, const char *path, size_t size, size_t limit, char **out,
+		 size_t *len, char *err, size_t errlen)
+{
+	size_t cap = size < limit ? size + 1 : limit + 1, n = 0;
+	char *buf = malloc(cap + 1), *p;
+
+	if (!buf)
+		return aff_seterr(err, errlen, ENOMEM, "%s: out of memory", path);
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			/* /proc and sysfs files say 0 bytes and have some. */
+			if (cap > limit) {
+				free(buf);
+				return too_big(path, limit, err, errlen);
+			}
+			cap = cap > limit / 2 ? limit + 1 : cap * 2 + 4096;
+			p = realloc(buf, cap + 1);
+			if (!p) {
+				free(buf);
+				return aff_seterr(err, errlen, ENOMEM, "%s: out of memory", path);
+			}
+			buf = p;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(buf);
+			return aff_seterr(err, errlen, e, "%s: %s", path, strerror(e));
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	if (n > limit) {
+		free(buf);
+		return too_big(path, limit, err, errlen);
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int read_file(const char *path, bool nofollow, size_t limit, char **out,
+		     size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	*out = NULL;
+	*len = 0;
+	if (!limit)
+		limit = AFF_INPUT_LIMIT;
+	/*
+	 * Look before opening: opening a device can do things (a tape rewinds,
+	 * a watchdog arms). The fstat below is what decides; a FIFO swapped in
+	 * between is opened without blocking and refused there.
+	 */
+	if ((nofollow ? lstat(path, &st) : stat(path, &st)) < 0)
+		return aff_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return aff_seterr(err, errlen, ELOOP, "%s: a symbolic link, expected a regular file",
+				  path);
+	if (!S_ISREG(st.st_mode))
+		return refuse(path, st.st_mode, err, errlen);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0)
+		return aff_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		rc = aff_seterr(err, errlen, errno, "%s: %s", path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = refuse(path, st.st_mode, err, errlen);
+	} else if (st.st_size > 0 && (unsigned long long)st.st_size > limit) {
+		rc = too_big(path, limit, err, errlen);
+	} else {
+		rc = slurp(fd, path, (size_t)st.st_size, limit, out, len, err, errlen);
+	}
+	close(fd);
+	return rc;
+}
+
+int aff_read_file(const char *path, size_t limit, char **out, size_t *len,
+		  char *err, size_t errlen)
+{
+	return read_file(path, false, limit, out, len, err, errlen);
+}
+
+int aff_read_state_file(const char *path, size_t limit, char **out, size_t *len,
+			char *err, size_t errlen)
+{
+	return read_file(path, true, limit, out, len, err, errlen);
+}
+
+size_t aff_ctx_input_limit(const struct aff_ctx *ctx)
+{
+	return ctx && ctx->conf.max_input_size ? ctx->conf.max_input_size :
+						 AFF_INPUT_LIMIT;
+}
