@@ -262,12 +262,11 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 	rc = parse_health_limit(conf, key, value, expect);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
 	if (!strcmp(key, "max-input-size")) {
 		*expect = "max-input-size = bytes, with K, M or G (1024-based), from 1M to 1G, e.g. 64M";
 		return parse_size(value, &conf->max_input_size);
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, max-input-size";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
 	return -EINVAL;
 }
 

@@ -273,7 +273,7 @@ then ok; else bad "bad lease file: rc=$rc"; fi
 rm -f "$root/run/railbind/leases.json"
 mkfifo "$root/run/railbind/leases.json"
 V --json -i "$FIX/verify8.xml" --pid "$leased"
-if [ "$rc" -eq 0 ] && jq -r .leases.from "$tmp/out" | grep -q 'not a regular file'
+if [ "$rc" -eq 0 ] && jq -r .leases.from "$tmp/out" | grep -q 'a FIFO, expected a regular file'
 then ok; else bad "a FIFO for a lease file: rc=$rc"; fi
 rm -rf "$root/run"
 # A socket nobody listens on: said, then the file (absent) is tried.
