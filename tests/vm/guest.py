@@ -683,7 +683,8 @@ def scenario_cli(top, ep):
     # no RDMA device: say so in a site config, as an operator would.
     conf = "/tmp/railbind-vm.conf"
     with open(conf, "w") as f:
-        f.write("accelerator = 1af4:1050\nethernet-rails = yes\n")
+        # health-interval 1: the broker's link counters see the hotplug below.
+        f.write("accelerator = 1af4:1050\nethernet-rails = yes\nhealth-interval = 1\n")
     os.chmod(conf, 0o644)
     rp = ep["gpu1"]["chain"].split(",")[0]
     run(["setpci", "-s", rp, "ECAP0d+6.w=000d"])
@@ -729,7 +730,8 @@ def scenario_broker(top, ep):
         return
     conf = "/tmp/railbind-vm.conf"
     with open(conf, "w") as f:
-        f.write("accelerator = 1af4:1050\nethernet-rails = yes\n")
+        # health-interval 1: the broker's link counters see the hotplug below.
+        f.write("accelerator = 1af4:1050\nethernet-rails = yes\nhealth-interval = 1\n")
     os.chmod(conf, 0o644)
     state = "/tmp/railbindd"
     os.makedirs(state, 0o755, exist_ok=True)
@@ -798,10 +800,12 @@ def scenario_broker(top, ep):
                                                  gen0, doc.get("generation")),
             {"event": ev, "appeared": appeared is not None, "status": st.stdout[-400:]})
         w.close()
+        added = sorted(set(os.listdir("/sys/bus/pci/devices")) - before)
         print('@@qmp {"execute":"device_del","arguments":{"id":"hpbroker"}}', flush=True)
         deadline = time.time() + 90
         while time.time() < deadline and set(os.listdir("/sys/bus/pci/devices")) - before:
             time.sleep(0.5)
+        scenario_counters(sock, state, added, before)
     finally:
         p.terminate()
         try:
@@ -814,6 +818,56 @@ def scenario_broker(top, ep):
             with open("/tmp/railbindd.log") as f:
                 for line in f.read().splitlines()[-40:]:
                     print("# railbindd: " + line, flush=True)
+
+
+def link_counts(state, pci):
+    """The broker's count of changes of @pci's link, from its counters file."""
+    import json
+    try:
+        with open(os.path.join(state, "counters.json")) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None, {}
+    for link in doc.get("links", []):
+        if link.get("pci") == pci:
+            return link.get("changes"), link
+    return None, doc
+
+
+def scenario_counters(sock, state, added, before):
+    """The broker's health counters (health-interval 1) on a real hotplug: the
+    NIC of scenario_broker was removed; put back in the same slot, its link
+    has gone and returned, which railbindd counts (the audit's link-flapping
+    reads those counts)."""
+    if len(added) != 1:
+        skip("link counters on hotplug", "the hotplugged NIC was not seen (%s)" % added)
+        return
+    pci = added[0]
+    deadline = time.time() + 20
+    gone, link = link_counts(state, pci)
+    while time.time() < deadline and not (gone and link.get("present") is False):
+        time.sleep(0.5)
+        gone, link = link_counts(state, pci)
+    tap(gone is not None and gone >= 1 and link.get("present") is False,
+        "railbindd counts %s's removal (changes %s)" % (pci, gone), link)
+    print('@@qmp {"execute":"device_add","arguments":{"driver":"e1000e","id":"hpbroker",'
+          '"bus":"%s","romfile":""}}' % topology.HOTPLUG["pciehp"], flush=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and pci not in os.listdir("/sys/bus/pci/devices"):
+        time.sleep(0.2)
+    # Two samples after it is back (1 s apart), and TCG's slowness.
+    deadline = time.time() + 30
+    back, link = link_counts(state, pci)
+    while time.time() < deadline and not (back and gone is not None and back > gone):
+        time.sleep(0.5)
+        back, link = link_counts(state, pci)
+    tap(gone is not None and back is not None and back >= gone + 1,
+        "railbindd counts %s's return (changes %s after removal, %s back)"
+        % (pci, gone, back), link)
+    print('@@qmp {"execute":"device_del","arguments":{"id":"hpbroker"}}', flush=True)
+    deadline = time.time() + 90
+    while time.time() < deadline and set(os.listdir("/sys/bus/pci/devices")) - before:
+        time.sleep(0.5)
 
 
 def guarded(fn, *args):
