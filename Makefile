@@ -38,15 +38,15 @@ LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c l
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += readfile.c import_hwloc.c child_limits.c
 CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
-# The audit (libaffinity/audit*.c, broker/audit.c) and its tests.
+# The audit (libaffinity/audit*.c, broker/railbind/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c
 CLI_SRCS += audit.c
-# railbind fleet (broker/fleet*.c) and its tests (tests/fleet).
+# railbind fleet (broker/railbind/fleet*.c) and its tests (tests/fleet).
 CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
-# NCCL topology export (libaffinity/export_nccl.c, broker/nccl_topo.c).
+# NCCL topology export (libaffinity/export_nccl.c, broker/railbind/nccl_topo.c).
 LIBAFF_SRCS += export_nccl.c
 CLI_SRCS += nccl_topo.c
-# railbind verify (libaffinity/verify*.c, broker/verify.c) and its tests (tests/verify);
+# railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify);
 # report.c: the audit's and verify's text/JSON/Prometheus/NFD output.
 LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
@@ -81,7 +81,7 @@ shown = $(patsubst $(TOP)/%,%,$(patsubst $(BUILD)/%,$(shown_tree)%,$(patsubst \
 # What the parts build and test against, defined before any fragment is
 # included: a fragment's prerequisites are expanded as make reads them.
 LIBAFF_OBJS = $(addprefix $(BUILD)/obj/libaffinity/,$(LIBAFF_SRCS:.c=.o))
-CLI_OBJS = $(addprefix $(BUILD)/obj/broker/,$(CLI_SRCS:.c=.o))
+CLI_OBJS = $(addprefix $(BUILD)/obj/broker/railbind/,$(CLI_SRCS:.c=.o))
 LIBAFF_A := $(BUILD)/libaffinity.a
 LIBAFF_SO := $(BUILD)/libaffinity.so.1
 RAILBIND := $(BUILD)/railbind

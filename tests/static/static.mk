@@ -3,10 +3,10 @@
 # C (library, CLI, fuzz targets, fixture generator). The kernel module has
 # its own, checkpatch and sparse: check-kmod-style (kmod/kmod.mk).
 # cppcheck's variableScope is off: STYLE.md declares at the top of a block.
-STATIC_FILES = $(wildcard $(TOP)/libaffinity/*.c $(TOP)/broker/*.c $(TOP)/broker/railbindd/*.c $(TOP)/fuzz/*.c \
+STATIC_FILES = $(wildcard $(TOP)/libaffinity/*.c $(TOP)/broker/railbind/*.c $(TOP)/broker/railbindd/*.c $(TOP)/fuzz/*.c \
 	$(TOP)/tests/gen/*.c $(TOP)/slurm/*.c)
 STATIC_CFLAGS = -std=c11 -D_GNU_SOURCE -DRAILBIND_VERSION="$(VERSION)" \
-	-I$(TOP)/libaffinity -I$(TOP)/broker -I$(TOP)/broker/railbindd -I$(TOP)/tests/gen -I$(TOP)/slurm \
+	-I$(TOP)/libaffinity -I$(TOP)/broker/railbind -I$(TOP)/broker/railbindd -I$(TOP)/tests/gen -I$(TOP)/slurm \
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
 
 CHECKS += check-static
