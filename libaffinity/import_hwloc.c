@@ -136,6 +136,33 @@ static void import_child(struct job *j, struct result *r)
 	r->len = len;
 }
 
+/*
+ * The same import, handing back hwloc's own XML export of what it loaded,
+ * after the result (at j->page), for export_import().
+ */
+static void export_child(struct job *j, struct result *r)
+{
+	char *xml = NULL;
+	int xlen = 0;
+
+	if (hwloc_topology_set_xmlbuffer(j->hw, j->buf, (int)j->len) < 0 ||
+	    hwloc_topology_load(j->hw) < 0) {
+		explain(j, r);
+		return;
+	}
+	if (hwloc_topology_export_xmlbuffer(j->hw, &xml, &xlen, 0) < 0 || xlen <= 0) {
+		say(r, errno ? errno : EINVAL, "%s: exporting the imported topology: %s",
+		    j->name, strerror(errno ? errno : EINVAL));
+		return;
+	}
+	if (pwrite(j->fd, xml, (size_t)xlen, (off_t)j->page) != (ssize_t)xlen)
+		say(r, errno ? errno : EIO, "%s: handing over the imported topology: %s",
+		    j->name, strerror(errno ? errno : EIO));
+	else
+		r->len = (uint64_t)xlen;
+	hwloc_free_xmlbuffer(j->hw, xml);
+}
+
 static void __attribute__((noreturn)) child(struct job *j, int logfd, int done)
 {
 	struct result r = { .magic = RESULT_MAGIC };
@@ -315,6 +342,58 @@ static int import_here(struct job *j, hwloc_topology_t *out, char *err, size_t e
 	return 0;
 }
 
+/*
+ * Where hwloc's shared-memory handover cannot land at the address the child
+ * chose (under valgrind, which places every mapping itself): the child
+ * imports the file and hands back hwloc's XML export of it, which this
+ * process imports. That is hwloc's own output, not the untrusted file, and
+ * is parsed a second time: the slower way, taken only when the first fails.
+ */
+static int export_import(const struct aff_ctx *ctx, struct job *j, hwloc_topology_t *out,
+			 char *err, size_t errlen)
+{
+	struct result r;
+	char *xml = NULL;
+	int rc;
+
+	j->fd = memfd_create("railbind-export", MFD_CLOEXEC);
+	if (j->fd < 0)
+		return aff_seterr(err, errlen, errno, "%s: memfd_create: %s", j->name,
+				  strerror(errno));
+	j->reserve = NULL;
+	j->reserve_len = 0;
+	rc = hwloc_init(&j->hw, j->name, err, errlen);
+	if (rc < 0) {
+		close(j->fd);
+		return rc;
+	}
+	j->fn = export_child;
+	rc = run(ctx, j, &r);
+	if (j->pid)
+		reap(j->pid, NULL);
+	hwloc_topology_destroy(j->hw);
+	j->hw = NULL;
+	if (!rc && !r.error && r.len < INT32_MAX && (xml = malloc(r.len + 1)) &&
+	    pread(j->fd, xml, r.len, (off_t)j->page) != (ssize_t)r.len)
+		rc = -(errno ? errno : EIO);
+	close(j->fd);
+	if (rc < 0 || r.error || !xml) {
+		free(xml);
+		if (rc < 0)
+			return aff_seterr(err, errlen, -rc, "%s: hwloc's XML import %s", j->name,
+					  r.msg);
+		if (r.error)
+			return aff_seterr(err, errlen, r.error, "%s", r.msg);
+		return aff_seterr(err, errlen, ENOMEM, "%s: out of memory", j->name);
+	}
+	xml[r.len] = '\0';
+	j->buf = xml;
+	j->len = r.len;
+	rc = import_here(j, out, err, errlen);
+	free(xml);
+	return rc;
+}
+
 int aff_hwloc_import(const struct aff_ctx *ctx, const char *name, const char *buf,
 		     size_t len, unsigned long flags, hwloc_topology_t *out, char *err,
 		     size_t errlen)
@@ -368,6 +447,8 @@ int aff_hwloc_import(const struct aff_ctx *ctx, const char *name, const char *bu
 		if (rc != -EBUSY)
 			break;
 	}
+	if ((!rc && r.error == EBUSY) || rc == -EBUSY)
+		return export_import(ctx, &j, out, err, errlen);
 	if (!rc && r.error)
 		return aff_seterr(err, errlen, r.error, "%s", r.msg);
 	if (rc == -ECHILD || rc == -ETIMEDOUT) {
