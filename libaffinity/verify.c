@@ -316,7 +316,8 @@ struct json_object *aff_verify_to_json(const struct aff_verify *v)
 
 AFF_EXPORT int aff_verify_json(const struct aff_verify *v, unsigned long flags, char **out)
 {
-	return aff_json_string(v->doc, flags, out);
+	/* aff_json_string() takes a reference: a new one, not the document's own. */
+	return aff_json_string(aff_verify_to_json(v), flags, out);
 }
 
 AFF_EXPORT int aff_verify_exit_code(const struct aff_verify *v)
