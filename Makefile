@@ -41,7 +41,8 @@ CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/railbind/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c
 CLI_SRCS += audit.c
-# railbind fleet (broker/railbind/fleet*.c) and its tests (tests/fleet).
+# railbind fleet (broker/railbind/fleet*.c, libaffinity/out_facts.c) and its tests (tests/fleet).
+LIBAFF_SRCS += out_facts.c
 CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
 # NCCL topology export (libaffinity/export_nccl.c, broker/railbind/nccl_topo.c).
 LIBAFF_SRCS += export_nccl.c

@@ -19,6 +19,7 @@
 #ifndef RAILBIND_AFFINITY_H
 #define RAILBIND_AFFINITY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdarg.h>
 #include <sys/types.h>
@@ -28,7 +29,7 @@ extern "C" {
 #endif
 
 /* API version: major << 16 | minor. A major change breaks callers. */
-#define AFF_API_VERSION 0x00010005u
+#define AFF_API_VERSION 0x00010006u
 #define AFF_API_MAJOR(v) ((v) >> 16)
 
 /**
@@ -389,6 +390,224 @@ int aff_verify_json(const struct aff_verify *v, unsigned long flags, char **out)
  * warnings, 2 a mis-bound process, 3 nothing could be judged (Nagios/NHC).
  */
 int aff_verify_exit_code(const struct aff_verify *v);
+
+
+/*
+ * What railbind's own programs use (since 1.6): the CLI, railbindd, the
+ * SPANK plugin and the benchmarks are built against this header alone.
+ */
+
+/* The context's configuration (railbind.conf(5)). */
+
+/**
+ * aff_ctx_input_limit - max-input-size: the most bytes any input file may
+ * have (default AFF_INPUT_LIMIT). Since: 1.6
+ */
+#define AFF_INPUT_LIMIT ((size_t)64 << 20)
+size_t aff_ctx_input_limit(const struct aff_ctx *ctx);
+/**
+ * aff_ctx_nccl_topo_file - nccl-topo-file: where railbindd keeps NCCL's
+ * topology XML of the node; NULL when unset (or @ctx is NULL). Owned by
+ * @ctx. Since: 1.6
+ */
+const char *aff_ctx_nccl_topo_file(const struct aff_ctx *ctx);
+
+/* gpu-sharing: whether railbindd leases one GPU to two users' jobs. */
+enum aff_gpu_sharing {
+	/* Refuse only where a devices cgroup makes the refusal real. */
+	AFF_GPU_SHARING_AUTO,
+	AFF_GPU_SHARING_YES,
+	AFF_GPU_SHARING_NO,
+};
+/** aff_ctx_gpu_sharing - gpu-sharing; AUTO for a NULL @ctx. Since: 1.6 */
+enum aff_gpu_sharing aff_ctx_gpu_sharing(const struct aff_ctx *ctx);
+/**
+ * aff_ctx_health_interval - health-interval: seconds between railbindd's
+ * samples of the link and port counters, 0 for none (default 10).
+ * Since: 1.6
+ */
+unsigned long aff_ctx_health_interval(const struct aff_ctx *ctx);
+
+/* Files, read and written as every railbind input and output is. */
+
+/**
+ * aff_read_file - read a whole file: a regular file only (a FIFO, device,
+ * socket or directory is refused, never opened for blocking I/O), at most
+ * @limit bytes (0: AFF_INPUT_LIMIT), read once into *@out (malloc()ed,
+ * NUL-terminated, *@len bytes before the NUL). Errors: -ENOENT and the like
+ * from open, -EISDIR a directory, -EINVAL not a regular file, -EFBIG over
+ * the limit; @err gets one line naming the file.
+ * Since: 1.6
+ */
+int aff_read_file(const char *path, size_t limit, char **out, size_t *len,
+		  char *err, size_t errlen);
+/**
+ * aff_read_state_file - aff_read_file() for a file another process keeps
+ * (railbindd's leases, its counters): the same rules, and a symbolic link
+ * in its place is refused (-ELOOP), not followed. Since: 1.6
+ */
+int aff_read_state_file(const char *path, size_t limit, char **out,
+			size_t *len, char *err, size_t errlen);
+/**
+ * aff_write_atomic - write @buf to @path whole or not at all: a temporary
+ * file beside it, fsync, rename, fsync of the directory; mode 0644. "-" is
+ * stdout. @what starts the message in @err. Since: 1.6
+ */
+int aff_write_atomic(const char *what, const char *path, const char *buf,
+		     size_t len, char *err, size_t errlen);
+/**
+ * aff_write_all - write() all of @buf to @fd, through EINTR and short
+ * writes: 0 or -errno. Since: 1.6
+ */
+int aff_write_all(int fd, const char *buf, size_t len);
+/**
+ * aff_child_limits - in a process about to read an input of @len bytes that
+ * it may die of: soft limits on its address space and CPU time (what
+ * aff_topo_load() gives its own import child), and the default action for
+ * the signals of a crash, so that its parent can report it. Call again
+ * before each input. Since: 1.6
+ */
+void aff_child_limits(size_t len);
+
+/**
+ * aff_topo_load_buffer - aff_topo_load() of a file already read (with
+ * aff_read_file()): @name names it in messages. Since: 1.6
+ */
+int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name,
+			 const char *buf, size_t len, unsigned long flags,
+			 struct aff_topo **out, char *err, size_t errlen);
+/** aff_topo_host - the node's host name, or NULL when unknown. Since: 1.6 */
+const char *aff_topo_host(const struct aff_topo *topo);
+/**
+ * aff_topo_gpu_minor - the device minor of GPU @i (/dev/nvidiaN) as NVML or
+ * a snapshot gave it, or -1 when unknown. Since: 1.6
+ */
+int aff_topo_gpu_minor(const struct aff_topo *topo, size_t i);
+/**
+ * aff_topo_facts_json - what only the model of a topology knows, for
+ * comparing nodes (railbind fleet), malloc()ed into @out:
+ *	{ "links":   { "GPU|NIC|port PCI": "16.0 GT/s x16 (capable of ...)" },
+ *	  "acs":     { "GPU|NIC|port PCI": "0x001d" | "unreadable" },
+ *	  "machine": { "NUMA nodes", "cores", "peer memory", "railbind.ko" } }
+ * every value a string. Since: 1.6
+ */
+int aff_topo_facts_json(const struct aff_topo *topo, unsigned long flags,
+			char **out);
+/**
+ * aff_topo_svg_write - draw @topo as SVG into @path (whole or not at all;
+ * "-" is stdout): sockets, NUMA nodes, root complexes, switches, GPUs and
+ * NICs, NVLink where known, each rank of the default plan in one colour,
+ * pairs the audit fails in red. Since: 1.6
+ */
+int aff_topo_svg_write(struct aff_topo *topo, const char *path, char *err,
+		       size_t errlen);
+/**
+ * aff_snapshot_live - the live node under @ctx's root, with what the GPU
+ * libraries know, as hwloc XML plus railbind's Railbind* attributes into
+ * @path (whole or not at all; "-" is stdout): what aff_topo_load() reads
+ * back anywhere as it reads the live node. @note (may be NULL) gets one
+ * line on what could not be read ("" when all was). Since: 1.6
+ */
+int aff_snapshot_live(struct aff_ctx *ctx, const char *path, char *note,
+		      size_t notelen, char *err, size_t errlen);
+
+/* Visible-GPU lists (CUDA_VISIBLE_DEVICES and its kin). */
+
+/**
+ * aff_visible_needs_libs - whether resolving @visible may need the GPU
+ * libraries (it names UUIDs): load with AFF_LOAD_GPU_LIBS. Since: 1.6
+ */
+bool aff_visible_needs_libs(const char *visible);
+/**
+ * aff_visible_select - the GPUs a visible-GPU list gives, in PCI order (then
+ * MIG order): NULL or "all" for all GPUs; "none", "void" or "" for none.
+ * Items are indices, PCI addresses, GPU UUIDs or unique prefixes, MIG UUIDs
+ * or MIG-GPU-UUID/GI/CI. *@gpu gets GPU indices, *@mig the MIG instance of
+ * each in its GPU or -1 (both malloc()ed, *@n entries, at least one slot).
+ * -EINVAL for an item that names no GPU of @topo, is malformed or is an
+ * ambiguous prefix, said in @err; -ENOMEM.
+ * Since: 1.6
+ */
+int aff_visible_select(const struct aff_topo *topo, const char *visible,
+		       int **gpu, int **mig, size_t *n, char *err,
+		       size_t errlen);
+/**
+ * aff_visible_within - whether every GPU (or MIG instance) @claim names is
+ * one @own names, in any spelling: 1 yes, 0 no, or the -errno of a list
+ * that does not resolve. A whole GPU in @own holds its MIG instances; NULL
+ * @own holds everything. Since: 1.6
+ */
+int aff_visible_within(const struct aff_topo *topo, const char *claim,
+		       const char *own, char *err, size_t errlen);
+/**
+ * aff_visible_name - one spelling of what aff_visible_select() gave: the
+ * GPU's index, else the MIG instance's UUID, else MIG-GPU-UUID/GI/CI.
+ * Since: 1.6
+ */
+void aff_visible_name(const struct aff_topo *topo, int gpu, int mig,
+		      char *buf, size_t len);
+
+/*
+ * The audit (since 1.6): the NUMA/PCIe checks of railbind audit on a
+ * topology and a plan. The document is railbind.audit/1 (DESIGN.md).
+ */
+struct aff_audit;
+
+/* Severities of the audit and of verify, worst last. */
+enum aff_sev {
+	AFF_SEV_OK = 0,
+	AFF_SEV_WARN = 1,
+	AFF_SEV_FAIL = 2,
+	AFF_SEV_UNKNOWN = 3,	/* not decided */
+};
+/** aff_sev_name - "ok", "warn", "fail", "unknown". Since: 1.6 */
+const char *aff_sev_name(enum aff_sev s);
+/** aff_sev_from_name - the inverse; AFF_SEV_UNKNOWN for any other text. */
+enum aff_sev aff_sev_from_name(const char *s);
+
+/**
+ * aff_audit_run - run every check on @topo. @plan: the plan to judge (its
+ * primary rails are the pairs); NULL: the default plan, computed here (none
+ * when the node has no accelerator: the GPU checks are then undecided).
+ * @flags: 0. -ENOMEM, or an error of aff_plan_new() other than -ENODEV.
+ * Since: 1.6
+ */
+int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan,
+		  unsigned long flags, struct aff_audit **out, char *err,
+		  size_t errlen);
+struct aff_audit *aff_audit_ref(struct aff_audit *a);
+struct aff_audit *aff_audit_unref(struct aff_audit *a);
+/** aff_audit_json - the railbind.audit/1 document, malloc()ed into @out. */
+int aff_audit_json(const struct aff_audit *a, unsigned long flags, char **out);
+/**
+ * aff_audit_exit_code - 0 ok, 1 warnings, 2 failures, 3 nothing could be
+ * decided (Nagios/NHC).
+ */
+int aff_audit_exit_code(const struct aff_audit *a);
+
+/*
+ * Link, AER and RDMA port counters over time (since 1.6): railbindd samples
+ * sysfs and keeps the counts in railbind.counters/1, which discovery reads
+ * back for the audit's link-flapping, pcie-errors and port-flapping checks.
+ */
+struct aff_health;
+
+/** aff_health_new - empty counters into *@out; free with aff_health_free(). */
+int aff_health_new(struct aff_health **out);
+void aff_health_free(struct aff_health *h);
+/**
+ * aff_health_sample - add one sample of ${@root}/sys to @h; *@changed is set
+ * when a count moved. 0 or -ENOMEM. Since: 1.6
+ */
+int aff_health_sample(const char *root, struct aff_health *h, bool *changed);
+/** aff_health_save - @h as railbind.counters/1 into @path, whole or not at all. */
+int aff_health_save(const struct aff_health *h, const char *path, char *err,
+		    size_t errlen);
+/**
+ * aff_health_load - read @path into @h: -ENOENT absent, -EINVAL not a
+ * counters file, -ESTALE counted in another boot than ${@root}'s. Since: 1.6
+ */
+int aff_health_load(const char *path, const char *root, struct aff_health *h);
 
 #ifdef __cplusplus
 }

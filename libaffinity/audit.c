@@ -21,12 +21,12 @@ const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 
 static const char *const sev_names[] = { "ok", "warn", "fail", "unknown" };
 
-const char *aff_sev_name(enum aff_sev s)
+AFF_EXPORT const char *aff_sev_name(enum aff_sev s)
 {
 	return (unsigned)s < 4 ? sev_names[s] : "unknown";
 }
 
-enum aff_sev aff_sev_from_name(const char *s)
+AFF_EXPORT enum aff_sev aff_sev_from_name(const char *s)
 {
 	int i;
 
@@ -264,8 +264,8 @@ static int build_doc(struct aff_audit *a)
 	return 0;
 }
 
-int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsigned long flags,
-		  struct aff_audit **out, char *err, size_t errlen)
+AFF_EXPORT int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsigned long flags,
+			     struct aff_audit **out, char *err, size_t errlen)
 {
 	struct aff_audit *a;
 	int k, rc;
@@ -275,6 +275,7 @@ int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsigned long fl
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
+	a->refcount = 1;
 	a->topo = aff_topo_ref(topo);
 	if (plan) {
 		a->plan = aff_plan_ref(plan);
@@ -322,19 +323,37 @@ struct json_object *aff_audit_to_json(const struct aff_audit *a)
 	return json_object_get(a->doc);
 }
 
-int aff_audit_exit_code(const struct aff_audit *a)
+AFF_EXPORT int aff_audit_json(const struct aff_audit *a, unsigned long flags, char **out)
+{
+	return aff_json_string(aff_audit_to_json(a), flags, out);
+}
+
+AFF_EXPORT int aff_audit_exit_code(const struct aff_audit *a)
 {
 	return aff_status_exit_code(a->doc);
 }
 
-void aff_audit_free(struct aff_audit *a)
+AFF_EXPORT struct aff_audit *aff_audit_ref(struct aff_audit *a)
 {
-	if (!a)
-		return;
+	if (a)
+		a->refcount++;
+	return a;
+}
+
+AFF_EXPORT struct aff_audit *aff_audit_unref(struct aff_audit *a)
+{
+	if (!a || --a->refcount > 0)
+		return NULL;
 	json_object_put(a->doc);
 	json_object_put(a->checks);
 	json_object_put(a->undecided);
 	aff_plan_unref(a->plan);
 	aff_topo_unref(a->topo);
 	free(a);
+	return NULL;
+}
+
+void aff_audit_free(struct aff_audit *a)
+{
+	aff_audit_unref(a);
 }

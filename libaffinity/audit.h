@@ -9,7 +9,7 @@
  *	if (aff_audit_run(topo, plan_or_NULL, 0, &a, err, sizeof(err)) == 0) {
  *		struct json_object *doc = aff_audit_to_json(a);   // caller puts it
  *		int code = aff_audit_exit_code(a);                // 0 ok 1 warn 2 fail 3 unknown
- *		aff_audit_free(a);
+ *		aff_audit_unref(a);
  *	}
  *
  * The document is railbind.audit/1:
@@ -35,43 +35,25 @@
 
 struct json_object;
 
-enum aff_sev {
-	AFF_SEV_OK = 0,
-	AFF_SEV_WARN = 1,
-	AFF_SEV_FAIL = 2,
-	AFF_SEV_UNKNOWN = 3,	/* not decided */
-};
-
 /* Every check, in report order. */
 #define AFF_AUDIT_NCHECKS 13
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
 
-/*
- * Run every check on @topo. @plan: the plan to judge (its primary rails are the
- * pairs); NULL: the default plan is computed here (none when the node has no
- * accelerator: the GPU checks are then undecided). @flags: 0. *@out is freed with
- * aff_audit_free(). -ENOMEM, or an error of aff_plan_new() other than -ENODEV.
- */
-int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsigned long flags,
-		  struct aff_audit **out, char *err, size_t errlen);
+/* aff_audit_run, aff_audit_ref/unref, aff_audit_json, aff_audit_exit_code: affinity.h. */
 /* A new reference to the railbind.audit/1 document (json_object_put() it). */
 struct json_object *aff_audit_to_json(const struct aff_audit *a);
-/* 0 ok, 1 warnings, 2 failures, 3 nothing could be decided (Nagios/NHC). */
-int aff_audit_exit_code(const struct aff_audit *a);
+/* aff_audit_unref() (the unit tests' name). */
 void aff_audit_free(struct aff_audit *a);
 
-/* Severity names: "ok", "warn", "fail", "unknown". */
-const char *aff_sev_name(enum aff_sev s);
-/* The inverse: AFF_SEV_UNKNOWN for any other text (and NULL). */
-enum aff_sev aff_sev_from_name(const char *s);
 /* The exit code (0-3) of a document's "status" (audit, verify): its severity. */
 int aff_status_exit_code(struct json_object *doc);
 
 /* ---- Between audit*.c only ---- */
 
 struct aff_audit {
+	int refcount;
 	struct aff_topo *topo;
 	struct aff_plan *plan;		/* NULL without accelerators */
 	struct json_object *checks;	/* array */

@@ -61,7 +61,7 @@ static void cap(int resource, rlim_t soft)
 	setrlimit(resource, &rl);
 }
 
-void aff_child_limits(size_t len)
+AFF_EXPORT void aff_child_limits(size_t len)
 {
 	/* Not SIGXFSZ: no file size limit is set here, and one ignored stays so. */
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS,

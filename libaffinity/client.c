@@ -12,7 +12,7 @@
 #include "client.h"
 #include "internal.h"
 
-const char *aff_socket_path(const char *opt)
+AFF_EXPORT const char *aff_socket_path(const char *opt)
 {
 	const char *env = secure_getenv("RAILBIND_SOCKET");
 
@@ -132,7 +132,7 @@ static int recv_line(int fd, char **out, long long deadline)
 	return rc;
 }
 
-int aff_unix_address(const char *path, struct sockaddr_un *sa)
+AFF_EXPORT int aff_unix_address(const char *path, struct sockaddr_un *sa)
 {
 	size_t n = strlen(path);
 
@@ -143,8 +143,8 @@ int aff_unix_address(const char *path, struct sockaddr_un *sa)
 	return 0;
 }
 
-int aff_broker_call(const char *path, const char *request, int timeout_ms,
-		    struct json_object **reply)
+AFF_EXPORT int aff_broker_call(const char *path, const char *request, int timeout_ms,
+			       struct json_object **reply)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 1000);

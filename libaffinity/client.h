@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Private to libaffinity and railbindd: the broker's wire protocol
- * (docs/PROTOCOL.md) as both ends use it, so the broker and the in-process
- * fallback hand a rank over as the same JSON text.
+ * The broker's wire protocol (docs/PROTOCOL.md) as both ends use it, so the
+ * broker and the in-process fallback hand a rank over as the same JSON text.
+ * For railbindd and railbind status, beside affinity.h; not installed. What
+ * railbind uses of it (aff_socket_path, aff_unix_address, aff_broker_call,
+ * aff_json_string) is exported (LIBAFFINITY_1.6, since 1.6), so railbind
+ * links against libaffinity.so; the rest only links statically.
  */
 #ifndef RAILBIND_CLIENT_H
 #define RAILBIND_CLIENT_H
@@ -30,6 +33,12 @@ int aff_parse_local_rank(const char *s, long *out);
 
 /* Rank @k of @plan as its railbind.plan/1 object (new reference). */
 struct json_object *aff_plan_rank_object(const struct aff_plan *plan, size_t k);
+
+/*
+ * @o as JSON text (AFF_JSON_PRETTY: indented), malloc()ed into @out; takes
+ * the reference to @o. -ENOMEM.
+ */
+int aff_json_string(struct json_object *o, unsigned long flags, char **out);
 
 /* The address of the Unix socket @path; -ENAMETOOLONG if it does not fit. */
 struct sockaddr_un;

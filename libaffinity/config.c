@@ -170,6 +170,21 @@ unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_he
 	return conf->health_set & (1u << l) ? conf->health_limit[l] : health_limits[l].def;
 }
 
+AFF_EXPORT const char *aff_ctx_nccl_topo_file(const struct aff_ctx *ctx)
+{
+	return ctx ? ctx->conf.nccl_topo_file : NULL;
+}
+
+AFF_EXPORT enum aff_gpu_sharing aff_ctx_gpu_sharing(const struct aff_ctx *ctx)
+{
+	return ctx ? (enum aff_gpu_sharing)ctx->conf.gpu_sharing : AFF_GPU_SHARING_AUTO;
+}
+
+AFF_EXPORT unsigned long aff_ctx_health_interval(const struct aff_ctx *ctx)
+{
+	return aff_config_health_limit(&ctx->conf, AFF_LIMIT_HEALTH_INTERVAL);
+}
+
 const char *aff_config_health_key(enum aff_health_limit l)
 {
 	return health_limits[l].key;

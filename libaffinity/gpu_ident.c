@@ -437,3 +437,10 @@ void aff_gpu_pair_cell(const struct aff_topo *t, size_t a, size_t b, char *buf, 
 	}
 	snprintf(buf, len, "%s", aff_path_name(aff_path_between(t, t->gpus[a], t->gpus[b], NULL)));
 }
+
+AFF_EXPORT int aff_topo_gpu_minor(const struct aff_topo *t, size_t i)
+{
+	const struct aff_gident *g = aff_gpu_ident(t, i);
+
+	return g && g->minor >= 0 ? g->minor : -1;
+}

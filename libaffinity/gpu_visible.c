@@ -161,8 +161,8 @@ static bool blank_list(const char *v)
 	return !*v || !strcmp(v, "none") || !strcmp(v, "void") || !strcmp(v, "NoDevFiles");
 }
 
-int aff_visible_select(const struct aff_topo *t, const char *visible, int **gpu, int **mig,
-		       size_t *n, char *err, size_t errlen)
+AFF_EXPORT int aff_visible_select(const struct aff_topo *t, const char *visible, int **gpu,
+				  int **mig, size_t *n, char *err, size_t errlen)
 {
 	struct pick *p = NULL;
 	char *copy = NULL, *item, *save = NULL, why[256];
@@ -231,7 +231,21 @@ out:
 	return rc;
 }
 
-bool aff_visible_needs_libs(const char *visible)
+AFF_EXPORT void aff_visible_name(const struct aff_topo *t, int gpu, int mig, char *buf,
+				 size_t len)
+{
+	const struct aff_gident *g = aff_gpu_ident(t, (size_t)gpu);
+	const struct aff_gmig *m = mig >= 0 && g ? &g->migdev[mig] : NULL;
+
+	if (!m)
+		snprintf(buf, len, "%d", gpu);
+	else if (m->uuid)
+		snprintf(buf, len, "%.100s", m->uuid);
+	else
+		snprintf(buf, len, "MIG-%.60s/%d/%d", g->uuid ? g->uuid : "?", m->gi, m->ci);
+}
+
+AFF_EXPORT bool aff_visible_needs_libs(const char *visible)
 {
 	const char *p = visible;
 
@@ -250,8 +264,8 @@ bool aff_visible_needs_libs(const char *visible)
 	return false;
 }
 
-int aff_visible_within(const struct aff_topo *t, const char *claim, const char *own,
-		       char *err, size_t errlen)
+AFF_EXPORT int aff_visible_within(const struct aff_topo *t, const char *claim, const char *own,
+				  char *err, size_t errlen)
 {
 	int *cg = NULL, *cm = NULL, *og = NULL, *om = NULL;
 	size_t cn = 0, on = 0, i, j;

@@ -372,7 +372,7 @@ static int sample_ports(const char *root, struct aff_health *h, bool *changed)
 	return rc;
 }
 
-int aff_health_sample(const char *root, struct aff_health *h, bool *changed)
+AFF_EXPORT int aff_health_sample(const char *root, struct aff_health *h, bool *changed)
 {
 	size_t i;
 	int rc;
@@ -431,7 +431,8 @@ static struct json_object *aer_json(const unsigned long long v[AFF_AER_N])
 	return a;
 }
 
-int aff_health_save(const struct aff_health *h, const char *path, char *err, size_t errlen)
+AFF_EXPORT int aff_health_save(const struct aff_health *h, const char *path, char *err,
+			       size_t errlen)
 {
 	struct json_object *doc = json_object_new_object(), *links = json_object_new_array();
 	struct json_object *ports = json_object_new_array();
@@ -610,7 +611,7 @@ int aff_health_parse(const char *text, struct aff_health *h)
 	return rc;
 }
 
-int aff_health_load(const char *path, const char *root, struct aff_health *h)
+AFF_EXPORT int aff_health_load(const char *path, const char *root, struct aff_health *h)
 {
 	char boot[40], *buf, err[256];
 	size_t got = 0;
@@ -630,6 +631,20 @@ int aff_health_load(const char *path, const char *root, struct aff_health *h)
 	if (rc)
 		aff_health_clear(h);
 	return rc;
+}
+
+AFF_EXPORT int aff_health_new(struct aff_health **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+AFF_EXPORT void aff_health_free(struct aff_health *h)
+{
+	if (!h)
+		return;
+	aff_health_clear(h);
+	free(h);
 }
 
 void aff_health_clear(struct aff_health *h)

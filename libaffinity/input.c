@@ -154,6 +154,21 @@ static int load_hwloc_source(struct aff_topo *t, const char *buf, size_t len,
 	return aff_load_hwloc(t, hw, err, errlen);
 }
 
+/* The live node under @ctx's root, annotated from sysfs (and by NVML and ROCm SMI). */
+static int discover(const struct aff_ctx *ctx, unsigned long flags, hwloc_topology_t *hw,
+		    struct aff_discover_report *rep, char *err, size_t errlen)
+{
+	int rc = aff_discover_live(ctx->root, hw, rep, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	if ((flags & AFF_LOAD_GPU_LIBS) && aff_discover_gpu_libs(*hw, ctx->root, rep) < 0) {
+		hwloc_topology_destroy(*hw);
+		return aff_seterr(err, errlen, ENOMEM, "live node: out of memory");
+	}
+	return 0;
+}
+
 /* The live node, annotated from sysfs exactly as a snapshot records it. */
 static int load_live(struct aff_topo *t, unsigned long flags, char *err, size_t errlen)
 {
@@ -161,17 +176,34 @@ static int load_live(struct aff_topo *t, unsigned long flags, char *err, size_t 
 	hwloc_topology_t hw;
 	int rc;
 
-	rc = aff_discover_live(t->ctx->root, &hw, &rep, err, errlen);
+	rc = discover(t->ctx, flags, &hw, &rep, err, errlen);
 	if (rc < 0)
 		return rc;
-	if ((flags & AFF_LOAD_GPU_LIBS) &&
-	    aff_discover_gpu_libs(hw, t->ctx->root, &rep) < 0) {
-		hwloc_topology_destroy(hw);
-		return aff_seterr(err, errlen, ENOMEM, "live node: out of memory");
-	}
 	if (rep.note[0])
 		aff_info(t->ctx, "live node: %s\n", rep.note);
 	return aff_load_hwloc(t, hw, err, errlen);
+}
+
+/* What load_live() reads, written as hwloc XML: a snapshot (snapshot_write.c). */
+AFF_EXPORT int aff_snapshot_live(struct aff_ctx *ctx, const char *path, char *note,
+				 size_t notelen, char *err, size_t errlen)
+{
+	struct aff_discover_report rep;
+	char why[1024] = "";
+	hwloc_topology_t hw;
+	int rc;
+
+	if (note && notelen)
+		*note = '\0';
+	/* A snapshot keeps what NVML and ROCm SMI say, for topo --input anywhere. */
+	rc = discover(ctx, AFF_LOAD_GPU_LIBS, &hw, &rep, why, sizeof(why));
+	if (rc < 0)
+		return aff_seterr(err, errlen, -rc, "snapshot: %s", *why ? why : strerror(-rc));
+	rc = aff_snapshot_write(hw, path, err, errlen);
+	hwloc_topology_destroy(hw);
+	if (!rc && note && notelen)
+		snprintf(note, notelen, "%s", rep.note);
+	return rc;
 }
 
 static int finish(struct aff_topo *t, int rc, unsigned long flags,
@@ -188,9 +220,9 @@ static int finish(struct aff_topo *t, int rc, unsigned long flags,
 	return 0;
 }
 
-int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name, const char *buf,
-			 size_t len, unsigned long flags, struct aff_topo **out,
-			 char *err, size_t errlen)
+AFF_EXPORT int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name, const char *buf,
+				    size_t len, unsigned long flags, struct aff_topo **out,
+				    char *err, size_t errlen)
 {
 	enum input_kind kind = INPUT_HWLOC;
 	struct aff_topo *t;

@@ -17,17 +17,7 @@ struct aff_idmatch {
 	int device;
 };
 
-/*
- * gpu-sharing: whether railbindd leases one GPU to two users' jobs. AUTO
- * refuses only where it can be made real (a devices cgroup gives the GPU to
- * the holder and not to the one asking); where nothing assigns GPUs, a
- * refusal would only let the first user to ask lock the others out.
- */
-enum {
-	AFF_GPU_SHARING_AUTO,
-	AFF_GPU_SHARING_YES,
-	AFF_GPU_SHARING_NO,
-};
+/* gpu-sharing: enum aff_gpu_sharing (affinity.h). */
 
 /*
  * The audit's health limits (railbind.conf: pcie-correctable-per-minute,
@@ -52,7 +42,7 @@ struct aff_config {
 	bool slow_rails;	/* NICs much slower than the fastest rail are rails too */
 	bool mem_bind;
 	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
-	int gpu_sharing;	/* AFF_GPU_SHARING_*: one GPU, several users' leases */
+	int gpu_sharing;	/* enum aff_gpu_sharing: one GPU, several users' leases */
 	unsigned long health_limit[AFF_LIMIT_N];
 	unsigned health_set;	/* bit per limit given in the file */
 	size_t max_input_size;	/* bytes; 0: AFF_INPUT_LIMIT */
@@ -86,38 +76,7 @@ void aff_log(const struct aff_ctx *ctx, int priority, const char *file,
 int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* write() all of @buf to @fd, through EINTR and short writes: 0 or -errno. */
-int aff_write_all(int fd, const char *buf, size_t len);
-
-/*
- * Write @buf to @path whole or not at all: a temporary file beside it, fsync,
- * rename, fsync of the directory; mode 0644. "-" is stdout. @what starts the
- * message in @err (snapshot_write.c).
- */
-int aff_write_atomic(const char *what, const char *path, const char *buf, size_t len,
-		     char *err, size_t errlen);
-
-/*
- * aff_read_file - read a whole file the way every railbind input is read
- * (readfile.c): a regular file only (a FIFO, device, socket or directory is
- * refused, never opened for blocking I/O), at most @limit bytes (0:
- * AFF_INPUT_LIMIT), read once into *out (malloc()ed, NUL-terminated, *len
- * bytes before the NUL). Errors: -ENOENT and the like from open, -EISDIR a
- * directory, -EINVAL not a regular file, -EFBIG over the limit; @err gets
- * one line naming the file.
- */
-#define AFF_INPUT_LIMIT ((size_t)64 << 20)
-int aff_read_file(const char *path, size_t limit, char **out, size_t *len,
-		  char *err, size_t errlen);
-/*
- * aff_read_state_file - aff_read_file() for a file another process keeps
- * (the broker's leases, its counters in /run): the same rules, and a
- * symbolic link in its place is refused (-ELOOP), not followed.
- */
-int aff_read_state_file(const char *path, size_t limit, char **out, size_t *len,
-			char *err, size_t errlen);
-/* The limit of @ctx's configuration (max-input-size), else AFF_INPUT_LIMIT. */
-size_t aff_ctx_input_limit(const struct aff_ctx *ctx);
+/* aff_write_all, aff_write_atomic, aff_read_file, aff_read_state_file: affinity.h. */
 
 /*
  * aff_child_limits - in a process about to read an input of @len bytes that
@@ -139,7 +98,6 @@ size_t aff_ctx_input_limit(const struct aff_ctx *ctx);
 #endif
 #define AFF_CHILD_MEM_PER_BYTE 32ull
 #define AFF_CHILD_CPU_SECONDS(len) (60ull + (unsigned long long)((len) >> 20))
-void aff_child_limits(size_t len);
 
 void aff_config_clear(struct aff_config *conf);
 unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l);

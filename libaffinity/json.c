@@ -237,7 +237,7 @@ struct json_object *aff_plan_to_json(const struct aff_plan *p)
 	return o;
 }
 
-int aff_json_string(struct json_object *o, unsigned long flags, char **out)
+AFF_EXPORT int aff_json_string(struct json_object *o, unsigned long flags, char **out)
 {
 	const char *s;
 

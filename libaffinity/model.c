@@ -393,6 +393,11 @@ AFF_EXPORT size_t aff_topo_gpu_count(const struct aff_topo *t)
 	return t->ngpu;
 }
 
+AFF_EXPORT const char *aff_topo_host(const struct aff_topo *t)
+{
+	return t->host;
+}
+
 AFF_EXPORT size_t aff_topo_nic_count(const struct aff_topo *t)
 {
 	return t->nrail;

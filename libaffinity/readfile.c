@@ -134,19 +134,19 @@ static int read_file(const char *path, bool nofollow, size_t limit, char **out,
 	return rc;
 }
 
-int aff_read_file(const char *path, size_t limit, char **out, size_t *len,
-		  char *err, size_t errlen)
+AFF_EXPORT int aff_read_file(const char *path, size_t limit, char **out, size_t *len,
+			     char *err, size_t errlen)
 {
 	return read_file(path, false, limit, out, len, err, errlen);
 }
 
-int aff_read_state_file(const char *path, size_t limit, char **out, size_t *len,
-			char *err, size_t errlen)
+AFF_EXPORT int aff_read_state_file(const char *path, size_t limit, char **out, size_t *len,
+				   char *err, size_t errlen)
 {
 	return read_file(path, true, limit, out, len, err, errlen);
 }
 
-size_t aff_ctx_input_limit(const struct aff_ctx *ctx)
+AFF_EXPORT size_t aff_ctx_input_limit(const struct aff_ctx *ctx)
 {
 	return ctx && ctx->conf.max_input_size ? ctx->conf.max_input_size :
 						 AFF_INPUT_LIMIT;

@@ -18,7 +18,7 @@
 #include "discover.h"
 #include "internal.h"
 
-int aff_write_all(int fd, const char *buf, size_t len)
+AFF_EXPORT int aff_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
@@ -28,6 +28,8 @@ int aff_write_all(int fd, const char *buf, size_t len)
 				continue;
 			return -errno;
 		}
+		if (n == 0)
+			return -ENOSPC;	/* no progress: never loop on it */
 		buf += n;
 		len -= (size_t)n;
 	}
@@ -137,8 +139,8 @@ fail:
 	return ret;
 }
 
-int aff_write_atomic(const char *what, const char *path, const char *buf, size_t len,
-		     char *err, size_t errlen)
+AFF_EXPORT int aff_write_atomic(const char *what, const char *path, const char *buf, size_t len,
+				char *err, size_t errlen)
 {
 	if (!strcmp(path, "-"))
 		return write_stdout(what, buf, len, err, errlen);

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "audit.h"
 #include "railbind.h"
 
 static void usage(FILE *f)
@@ -198,7 +197,7 @@ int cmd_audit(int argc, char **argv)
 	struct aff_topo *topo = NULL;
 	struct aff_audit *a = NULL;
 	struct json_object *doc;
-	char err[1024] = "";
+	char err[1024] = "", *text = NULL;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+h" RB_COMMON_SHORT, longopts, NULL)) != -1) {
@@ -234,10 +233,11 @@ int cmd_audit(int argc, char **argv)
 		aff_ctx_unref(ctx);
 		return RB_EXIT_UNKNOWN;
 	}
-	doc = aff_audit_to_json(a);
+	rc = aff_audit_json(a, 0, &text);
+	doc = rb_doc(rc, text);
 	rc = rb_report_emit(&report, doc, aff_audit_exit_code(a), &r, o.pretty, o.details);
 	json_object_put(doc);
-	aff_audit_free(a);
+	aff_audit_unref(a);
 	aff_ctx_unref(ctx);
 	return rc;
 }

@@ -32,7 +32,6 @@
 #include <json-c/json.h>
 
 #include "fleet.h"
-#include "model.h"
 #include "railbind.h"
 
 struct worker {

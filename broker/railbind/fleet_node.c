@@ -6,7 +6,8 @@
  * (railbind.audit/1) is taken as it is. What both tell (devices, paths,
  * numa, checks) is taken from the audit document in both cases, by the same
  * code, so a node's snapshot and its audit compare equal. Links, ACS and
- * the machine come from the model, which only a topology file gives.
+ * the machine come from the model (aff_topo_facts_json), which only a
+ * topology file gives.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "audit.h"
 #include "fleet.h"
 #include "railbind.h"
 
@@ -126,89 +126,20 @@ static int audit_facts(struct json_object *doc, struct json_object *aspects)
 	return 0;
 }
 
-/*
- * Mark the GPUs, the rails and every port: a port stays where it is when
- * the card below it is missing, and says so by its link.
- */
-static bool *mark_paths(const struct aff_topo *t)
-{
-	bool *mark = calloc(t->ndev ? t->ndev : 1, sizeof(*mark));
-	size_t k;
-
-	if (!mark)
-		return NULL;
-	for (k = 0; k < t->ndev; k++)
-		mark[k] = t->dev[k].type == AFF_DEV_BRIDGE;
-	for (k = 0; k < t->ngpu + t->nrail; k++)
-		mark[k < t->ngpu ? t->gpus[k] : t->rail[k - t->ngpu].dev] = true;
-	return mark;
-}
-
-static void speed_width(char *buf, size_t len, double speed, int width)
-{
-	char s[32] = "?", w[32] = "?";
-
-	if (speed > 0)
-		snprintf(s, sizeof(s), "%.1f", speed);
-	if (width > 0)
-		snprintf(w, sizeof(w), "%d", width);
-	snprintf(buf, len, "%s GT/s x%s", s, w);
-}
-
 /* links, acs and machine: what only the model of a topology file has. */
 static int model_facts(const struct aff_topo *t, struct json_object *aspects)
 {
-	struct json_object *links, *acs, *machine;
-	bool *mark = mark_paths(t);
-	char val[160], cur[64], cap[64], *s;
-	size_t i, len;
-	FILE *f;
+	struct json_object *doc;
+	char *text = NULL;
+	int rc = aff_topo_facts_json(t, 0, &text);
 
-	if (!mark)
-		return -ENOMEM;
-	links = new_aspect(aspects, "links");
-	acs = new_aspect(aspects, "acs");
-	machine = new_aspect(aspects, "machine");
-	for (i = 0; i < t->ndev; i++) {
-		const struct aff_dev *d = &t->dev[i];
-		const char *role = d->gpu >= 0 ? "GPU" : d->type == AFF_DEV_BRIDGE ? "port" : "NIC";
-
-		if (!mark[i] || !d->pci[0] || d->type == AFF_DEV_HOSTBRIDGE)
-			continue;
-		if (d->unreadable & AFF_UNREADABLE_LINK) {
-			fact(links, "unreadable", "%s %s", role, d->pci);
-		} else if (d->link_speed > 0 || d->link_width > 0) {
-			speed_width(cur, sizeof(cur), d->link_speed, d->link_width);
-			speed_width(cap, sizeof(cap), d->link_speed_cap, d->link_width_cap);
-			snprintf(val, sizeof(val), "%s (capable of %s)", cur, cap);
-			fact(links, val, "%s %s", role, d->pci);
-		}
-		if (d->unreadable & AFF_UNREADABLE_ACS) {
-			fact(acs, "unreadable", "%s %s", role, d->pci);
-		} else if (d->acs_ctl >= 0) {
-			snprintf(val, sizeof(val), "0x%04x", (unsigned)d->acs_ctl);
-			fact(acs, val, "%s %s", role, d->pci);
-		}
-	}
-	free(mark);
-	f = open_memstream(&s, &len);
-	if (!f)
-		return -ENOMEM;
-	for (i = 0; i < t->nnuma; i++) {
-		char *cpus = aff_bitmap_list(t->numa[i].cpuset);
-
-		fprintf(f, "%s%u: %s", i ? "; " : "", t->numa[i].os_index,
-			cpus && *cpus ? cpus : "no CPU");
-		free(cpus);
-	}
-	if (fclose(f))
-		return -ENOMEM;
-	fact(machine, s, "NUMA nodes");
-	free(s);
-	snprintf(val, sizeof(val), "%zu", t->ncore);
-	fact(machine, val, "cores");
-	fact(machine, t->peer_memory, "peer memory");
-	fact(machine, t->kmod, "railbind.ko");
+	doc = rc ? NULL : json_tokener_parse(text);
+	free(text);
+	if (!doc)
+		return rc ? rc : -ENOMEM;
+	json_object_object_foreach(doc, name, facts)
+		json_object_object_add(aspects, name, json_object_get(facts));
+	json_object_put(doc);
 	return 0;
 }
 
@@ -234,22 +165,26 @@ static void set_name(struct json_object *rec, const char *host, const char *file
 static int read_snapshot(struct aff_ctx *ctx, const char *file, const char *buf, size_t len,
 			 unsigned long flags, struct json_object *rec, char *err, size_t errlen)
 {
-	struct json_object *aspects, *doc;
+	struct json_object *aspects, *doc = NULL;
 	struct aff_topo *t = NULL;
 	struct aff_audit *a = NULL;
+	char *text = NULL;
 	int rc;
 
 	rc = aff_topo_load_buffer(ctx, file, buf, len, flags, &t, err, errlen);
 	if (!rc)
 		rc = aff_audit_run(t, NULL, 0, &a, err, errlen);
+	if (!rc && (rc = aff_audit_json(a, 0, &text)) == 0 && !(doc = json_tokener_parse(text)))
+		rc = -ENOMEM;
+	free(text);
 	if (rc < 0) {
+		aff_audit_unref(a);
 		aff_topo_unref(t);
 		return rc;
 	}
-	doc = aff_audit_to_json(a);
 	aspects = json_object_new_object();
 	json_object_object_add(rec, "facts", aspects);
-	set_name(rec, t->host, file);
+	set_name(rec, aff_topo_host(t), file);
 	json_object_object_add(rec, "input", json_object_new_string("snapshot"));
 	json_object_object_add(rec, "status", json_object_get(rb_jget(doc, "status")));
 	rc = audit_facts(doc, aspects);
@@ -258,7 +193,7 @@ static int read_snapshot(struct aff_ctx *ctx, const char *file, const char *buf,
 	if (rc < 0)
 		snprintf(err, errlen, "%s: %s", file, strerror(-rc));
 	json_object_put(doc);
-	aff_audit_free(a);
+	aff_audit_unref(a);
 	aff_topo_unref(t);
 	return rc;
 }

@@ -6,8 +6,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "gpu_ident.h"
-#include "model.h"
 #include "railbind.h"
 
 enum {
@@ -136,7 +134,7 @@ int cmd_plan(int argc, char **argv)
 	struct aff_topo *topo = NULL;
 	struct aff_plan *plan = NULL;
 	struct json_object *doc;
-	char err[1024] = "";
+	char err[1024] = "", *text = NULL;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+h" RB_COMMON_SHORT, longopts,
@@ -183,7 +181,8 @@ int cmd_plan(int argc, char **argv)
 		aff_ctx_unref(ctx);
 		return RB_EXIT_FAIL;
 	}
-	doc = aff_plan_to_json(plan);
+	rc = aff_plan_json(plan, 0, &text);
+	doc = rb_doc(rc, text);
 	say_excluded(doc);
 	rc = rb_emit(doc, &o, print_text);
 	aff_plan_unref(plan);

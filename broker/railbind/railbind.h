@@ -98,6 +98,11 @@ bool rb_color(FILE *f);
 struct json_object;
 /* A string member of a JSON object (numbers as text), or NULL. */
 const char *rb_jstr(struct json_object *o, const char *key);
+/*
+ * The document a library writer gave (@rc and @text of aff_topo_json(),
+ * aff_audit_json(), ...) as JSON objects; frees @text. NULL after an error.
+ */
+struct json_object *rb_doc(int rc, char *text);
 /* A member of a JSON object (o may be NULL), or NULL. */
 struct json_object *rb_jget(struct json_object *o, const char *key);
 /*

@@ -13,8 +13,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "audit.h"
-#include "internal.h"
 #include "railbind.h"
 
 bool rb_report_opt(int c, const char *arg, struct rb_report_opts *r)

@@ -4,11 +4,11 @@
  * info attributes, so that any hwloc tool still reads it and railbind reads
  * it back (--input) exactly as it reads the live node.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "discover.h"
 #include "railbind.h"
 
 static void usage(FILE *f)
@@ -30,10 +30,9 @@ int cmd_snapshot(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct aff_discover_report rep;
 	const char *out = "-", *root = NULL;
-	hwloc_topology_t hw;
-	char err[1024] = "";
+	char err[1024] = "", note[256] = "";
+	struct aff_ctx *ctx;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
@@ -56,22 +55,15 @@ int cmd_snapshot(int argc, char **argv)
 		rb_error("snapshot: unexpected argument \"%s\"", argv[optind]);
 		return RB_EXIT_USAGE;
 	}
-	rc = aff_discover_live(root, &hw, &rep, err, sizeof(err));
-	/* A snapshot keeps what NVML and ROCm SMI say, for topo --input anywhere. */
-	if (!rc && (rc = aff_discover_gpu_libs(hw, root, &rep)) < 0)
-		hwloc_topology_destroy(hw);
+	ctx = aff_ctx_new(root);
+	rc = ctx ? aff_snapshot_live(ctx, out, note, sizeof(note), err, sizeof(err)) : -errno;
+	aff_ctx_unref(ctx);
 	if (rc < 0) {
-		rb_error("snapshot: %s", *err ? err : strerror(-rc));
-		return RB_EXIT_FAIL;
-	}
-	rc = aff_snapshot_write(hw, out, err, sizeof(err));
-	hwloc_topology_destroy(hw);
-	if (rc < 0) {
-		/* The writer's message already names the operation. */
+		/* The message names the step: discovery or the writer. */
 		rb_error("%s", *err ? err : strerror(-rc));
 		return RB_EXIT_FAIL;
 	}
-	if (rep.note[0])
-		fprintf(stderr, "%s: snapshot: %s\n", rb_prog, rep.note);
+	if (note[0])
+		fprintf(stderr, "%s: snapshot: %s\n", rb_prog, note);
 	return RB_EXIT_OK;
 }

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "model.h"
 #include "railbind.h"
 #include "topo_matrix.h"
 
@@ -45,6 +44,7 @@ int cmd_topo(int argc, char **argv)
 	struct aff_ctx *ctx = NULL;
 	struct aff_topo *topo = NULL;
 	struct json_object *doc;
+	char *text = NULL;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "+h" RB_COMMON_SHORT, longopts,
@@ -82,14 +82,15 @@ int cmd_topo(int argc, char **argv)
 		return RB_EXIT_USAGE;
 	}
 	if (svg) {
-		rc = rb_topo_svg(topo, svg, err, sizeof(err));
+		rc = aff_topo_svg_write(topo, svg, err, sizeof(err));
 		if (rc < 0)
 			rb_error("topo: %s", *err ? err : strerror(-rc));
 		aff_topo_unref(topo);
 		aff_ctx_unref(ctx);
 		return rc < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 	}
-	doc = aff_topo_to_json(topo);
+	rc = aff_topo_json(topo, 0, &text);
+	doc = rb_doc(rc, text);
 	rc = rb_emit(doc, &o, rb_topo_text);
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
-#include "model.h"
+#include "client.h"
 #include "railbind.h"
 
 const char *rb_prog = "railbind";
@@ -242,6 +242,14 @@ const char *rb_jstr(struct json_object *o, const char *key)
 	if (!json_object_object_get_ex(o, key, &v) || !v)
 		return NULL;
 	return json_object_get_string(v);
+}
+
+struct json_object *rb_doc(int rc, char *text)
+{
+	struct json_object *doc = rc < 0 ? NULL : json_tokener_parse(text);
+
+	free(text);
+	return doc;
 }
 
 struct json_object *rb_jget(struct json_object *o, const char *key)

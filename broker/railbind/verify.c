@@ -16,7 +16,6 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "verify.h"
 #include "railbind.h"
 
 enum {
@@ -335,7 +334,7 @@ int cmd_verify(int argc, char **argv)
 	pid_t *pids = NULL;
 	size_t npids = 0;
 	bool all = false;
-	char err[1024] = "";
+	char err[1024] = "", *text = NULL;
 	int c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "+has:" RB_COMMON_SHORT, longopts, NULL)) != -1) {
@@ -398,7 +397,8 @@ int cmd_verify(int argc, char **argv)
 		aff_ctx_unref(ctx);
 		return RB_EXIT_UNKNOWN;
 	}
-	doc = aff_verify_to_json(v);
+	rc = aff_verify_json(v, 0, &text);
+	doc = rb_doc(rc, text);
 	rc = rb_report_emit(&report, doc, aff_verify_exit_code(v), &r, o.pretty, o.details);
 	json_object_put(doc);
 	aff_verify_unref(v);

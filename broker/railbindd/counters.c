@@ -15,11 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "health.h"
-#include "internal.h"
+#include "affinity.h"
 #include "railbindd.h"
 
-static struct aff_health health;
+static struct aff_health *health;
 static unsigned int timer;
 static int interval_ms;
 static int failing;	/* errno of the last failed save, 0 if none */
@@ -35,7 +34,7 @@ static void save(void)
 	int rc;
 
 	path_of(path, sizeof(path));
-	rc = aff_health_save(&health, path, err, sizeof(err));
+	rc = aff_health_save(health, path, err, sizeof(err));
 	if (rc < 0 && failing != -rc)
 		rbd_log(LOG_ERR, "cannot keep the link counters: %s", *err ? err : strerror(-rc));
 	else if (!rc && failing)
@@ -49,7 +48,7 @@ void counters_sample(void)
 
 	if (!interval_ms)
 		return;
-	if (aff_health_sample(conf.root, &health, &changed) < 0) {
+	if (aff_health_sample(conf.root, health, &changed) < 0) {
 		rbd_log(LOG_ERR, "link counters: out of memory");
 		return;
 	}
@@ -74,7 +73,7 @@ static int read_interval(void)
 	int ms = -1;
 
 	if (ctx && aff_ctx_load_config(ctx, conf.config, err, sizeof(err)) == 0)
-		ms = (int)aff_config_health_limit(&ctx->conf, AFF_LIMIT_HEALTH_INTERVAL) * 1000;
+		ms = (int)aff_ctx_health_interval(ctx) * 1000;
 	else
 		rbd_log(LOG_WARNING, "link counters: %s; sampling every 10 s",
 			*err ? err : "no configuration");
@@ -92,8 +91,13 @@ int counters_init(void)
 		rbd_log(LOG_INFO, "link counters off (health-interval = 0)");
 		return 0;
 	}
+	if (aff_health_new(&health) < 0) {
+		interval_ms = 0;
+		rbd_log(LOG_ERR, "link counters: out of memory");
+		return -ENOMEM;
+	}
 	path_of(path, sizeof(path));
-	rc = aff_health_load(path, conf.root, &health);
+	rc = aff_health_load(path, conf.root, health);
 	if (rc == -ESTALE)
 		rbd_log(LOG_INFO, "%s counted another boot: counting from now", path);
 	else if (rc < 0 && rc != -ENOENT)
@@ -109,5 +113,6 @@ void counters_fini(void)
 	if (timer)
 		sched_del_timer(timer);
 	timer = 0;
-	aff_health_clear(&health);
+	aff_health_free(health);
+	health = NULL;
 }

@@ -22,8 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "gpu_ident.h"
+#include "affinity.h"
 #include "railbindd.h"
 
 #define GPU_MAX_NODES 8
@@ -125,17 +124,17 @@ void gpuown_refresh(const struct aff_topo *t)
 	nodes = NULL;
 	ngpu = 0;
 	known = false;
-	if (!t || !t->ngpu)
+	if (!t || !aff_topo_gpu_count(t))
 		return;
-	nodes = calloc(t->ngpu, sizeof(*nodes));
+	nodes = calloc(aff_topo_gpu_count(t), sizeof(*nodes));
 	if (!nodes)
 		return;
-	ngpu = t->ngpu;
+	ngpu = aff_topo_gpu_count(t);
 	for (i = 0; i < ngpu; i++) {
-		const char *pci = t->dev[t->gpus[i]].pci;
-		const struct aff_gident *g = aff_gpu_ident(t, i);
+		const char *pci = aff_topo_gpu_pci(t, i);
+		int minor = aff_topo_gpu_minor(t, i);
 		/* The minor the topology knows (NVML, a snapshot), else the driver's file. */
-		long nv = g && g->minor >= 0 && g->minor <= 254 ? g->minor : nvidia_minor(root, pci);
+		long nv = minor >= 0 && minor <= 254 ? minor : nvidia_minor(root, pci);
 
 		if (nv >= 0) {
 			add_node(&nodes[i], NVIDIA_MAJOR, (unsigned int)nv);

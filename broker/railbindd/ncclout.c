@@ -11,14 +11,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "model.h"
+#include "affinity.h"
 #include "railbindd.h"
 
 static char *written;	/* the path last written, to notice a new one */
 
 void ncclout_update(struct aff_ctx *ctx, const struct aff_topo *topo, bool changed)
 {
-	const char *path = ctx ? ctx->conf.nccl_topo_file : NULL;
+	const char *path = aff_ctx_nccl_topo_file(ctx);
 	char err[1024] = "", *dir;
 
 	if (!path || !topo || (!changed && written && !strcmp(written, path)))

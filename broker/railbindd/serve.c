@@ -20,10 +20,6 @@
 #include <time.h>
 
 #include "client.h"
-#include "model.h"
-#include "audit.h"
-#include "internal.h"
-#include "gpu_ident.h"
 #include "railbindd.h"
 
 #define CACHE_SIZE 64
@@ -225,7 +221,8 @@ int serve_plan(const char *allowed, const char *visible, bool isolate,
  */
 static char *within_auth(const char *list, const unsigned char *auth, char *msg, size_t msglen)
 {
-	size_t cap = strlen(list) + topo->ngpu * 8 + 2, used = 0, i, k, n = 0;
+	size_t ngpu = aff_topo_gpu_count(topo);
+	size_t cap = strlen(list) + ngpu * 8 + 2, used = 0, i, k, n = 0;
 	char *out = malloc(cap);
 	const char *p;
 
@@ -233,7 +230,7 @@ static char *within_auth(const char *list, const unsigned char *auth, char *msg,
 		snprintf(msg, msglen, "out of memory");
 		return NULL;
 	}
-	for (i = 0; i < topo->ngpu; i++)
+	for (i = 0; i < ngpu; i++)
 		n += auth[i];
 	out[0] = '\0';
 	for (p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
@@ -242,9 +239,9 @@ static char *within_auth(const char *list, const unsigned char *auth, char *msg,
 
 		if (len && len <= 6 && strspn(p, "0123456789") >= len) {
 			v = strtoul(p, NULL, 10);
-			for (i = 0, k = 0; i < topo->ngpu && !(auth[i] && k++ == v); i++)
+			for (i = 0, k = 0; i < ngpu && !(auth[i] && k++ == v); i++)
 				;
-			if (i == topo->ngpu) {
+			if (i == ngpu) {
 				snprintf(msg, msglen,
 					 "GPU index %lu: the process's devices cgroup gives it %zu GPU%s (indices count within them)",
 					 v, n, n == 1 ? "" : "s");
@@ -277,9 +274,9 @@ int serve_visible(const char *claim, bool from_env, const unsigned char *auth,
 	if (claim) {
 		rc = aff_visible_select(topo, list ? list : claim, &gpu, &mig, &n, err, sizeof(err));
 	} else {
-		gpu = calloc(topo->ngpu + 1, sizeof(*gpu));
-		mig = calloc(topo->ngpu + 1, sizeof(*mig));
-		for (i = 0; gpu && mig && i < topo->ngpu; i++)
+		gpu = calloc(aff_topo_gpu_count(topo) + 1, sizeof(*gpu));
+		mig = calloc(aff_topo_gpu_count(topo) + 1, sizeof(*mig));
+		for (i = 0; gpu && mig && i < aff_topo_gpu_count(topo); i++)
 			if (auth[i]) {
 				gpu[n] = (int)i;
 				mig[n++] = -1;
@@ -301,7 +298,7 @@ int serve_visible(const char *claim, bool from_env, const unsigned char *auth,
 			*error = "permission";
 			snprintf(msg, msglen,
 				 "GPU %d (%s) is not one the process's devices cgroup lets it open", gpu[i],
-				 topo->dev[topo->gpus[gpu[i]]].pci);
+				 aff_topo_gpu_pci(topo, (size_t)gpu[i]));
 			rc = -EPERM;
 			goto out;
 		}
@@ -315,17 +312,10 @@ int serve_visible(const char *claim, bool from_env, const unsigned char *auth,
 	}
 	s[0] = '\0';
 	for (i = 0; i < n; i++) {
-		const struct aff_gident *g = aff_gpu_ident(topo, (size_t)gpu[i]);
-		const struct aff_gmig *m = mig[i] >= 0 && g ? &g->migdev[mig[i]] : NULL;
+		char name[128];
 
-		if (!m)
-			used += (size_t)snprintf(s + used, cap - used, "%s%d", i ? "," : "", gpu[i]);
-		else if (m->uuid)
-			used += (size_t)snprintf(s + used, cap - used, "%s%.100s", i ? "," : "",
-						 m->uuid);
-		else
-			used += (size_t)snprintf(s + used, cap - used, "%sMIG-%.60s/%d/%d",
-						 i ? "," : "", g->uuid ? g->uuid : "?", m->gi, m->ci);
+		aff_visible_name(topo, gpu[i], mig[i], name, sizeof(name));
+		used += (size_t)snprintf(s + used, cap - used, "%s%s", i ? "," : "", name);
 	}
 	*out = n ? s : strdup("none");
 	if (n)
@@ -364,7 +354,7 @@ int serve_visible_within(const char *claim, const char *own, const unsigned char
 
 size_t serve_gpu_count(void)
 {
-	return topo ? topo->ngpu : 0;
+	return topo ? aff_topo_gpu_count(topo) : 0;
 }
 
 const char *serve_topo(const char **error, char *msg, size_t msglen)
@@ -402,9 +392,9 @@ const char *serve_audit(int *code, const char **error, char *msg, size_t msglen)
 		return NULL;
 	}
 	audit_code = aff_audit_exit_code(a);
-	if (aff_json_string(aff_audit_to_json(a), 0, &audit_doc) < 0)
+	if (aff_audit_json(a, 0, &audit_doc) < 0)
 		audit_doc = NULL;
-	aff_audit_free(a);
+	aff_audit_unref(a);
 	if (!audit_doc) {
 		*error = "internal";
 		snprintf(msg, msglen, "out of memory");
@@ -545,7 +535,7 @@ struct json_object *serve_refresh_status(void)
 
 enum rbd_sharing serve_gpu_sharing(void)
 {
-	switch (ctx ? ctx->conf.gpu_sharing : AFF_GPU_SHARING_AUTO) {
+	switch (aff_ctx_gpu_sharing(ctx)) {
 	case AFF_GPU_SHARING_YES:
 		return RBD_SHARING_YES;
 	case AFF_GPU_SHARING_NO:

@@ -20,9 +20,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
-#include "audit.h"
 #include "request.h"
-#include "verify.h"
 #include "railbindd.h"
 
 static char *leases_text(void)
@@ -45,7 +43,7 @@ void verifyop_request(struct client *c, const struct request *rq)
 	struct aff_verify *v = NULL;
 	struct json_object *r;
 	pid_t *pids = NULL;
-	char err[512] = "", *leases;
+	char err[512] = "", *leases, *text = NULL;
 	size_t i;
 	int rc;
 
@@ -83,7 +81,9 @@ void verifyop_request(struct client *c, const struct request *rq)
 		return;
 	}
 	r = ops_reply(rq->id);
-	json_object_object_add(r, "verify", aff_verify_to_json(v));
+	json_object_object_add(r, "verify", aff_verify_json(v, 0, &text) < 0 ? NULL :
+			       json_tokener_parse(text));
+	free(text);
 	json_object_object_add(r, "exit_code", json_object_new_int(aff_verify_exit_code(v)));
 	ctl_send(c, r);
 	aff_verify_unref(v);

@@ -1,6 +1,6 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * railbind topo --svg: the node as people draw it on a whiteboard. Boxes in
+ * aff_topo_svg_write(), railbind topo --svg: the node as people draw it on a whiteboard. Boxes in
  * boxes: sockets, their NUMA nodes, root complexes, PCIe switches (nested as
  * they are), and at the bottom of each the GPUs and rail NICs; NVLink (or
  * XGMI) where the GPUs' libraries told of it; each rank's GPU and its NICs in
@@ -22,8 +22,6 @@
 #include "gpu_ident.h"
 #include "internal.h"
 #include "model.h"
-#include "railbind.h"
-#include "topo_matrix.h"
 
 #define LEAF_W 196
 #define LEAF_H 20
@@ -596,7 +594,7 @@ static int mark_failures(struct svg *s, struct aff_topo *topo, struct aff_plan *
 	if (aff_audit_run(topo, plan, 0, &a, err, sizeof(err)) < 0)
 		return 0;	/* the picture without verdicts */
 	doc = aff_audit_to_json(a);
-	checks = rb_jget(doc, "checks");
+	checks = json_object_object_get(doc, "checks");
 	for (k = 0; k < plan->nrank; k++) {
 		const struct aff_rank *rk = &plan->rank[k];
 		const char *gpu = topo->dev[topo->gpus[rk->gpu]].pci;
@@ -604,8 +602,9 @@ static int mark_failures(struct svg *s, struct aff_topo *topo, struct aff_plan *
 
 		for (i = 0; i < json_object_array_length(checks); i++) {
 			struct json_object *c = json_object_array_get_idx(checks, i);
-			struct json_object *devs = rb_jget(c, "devices");
-			const char *sev = rb_jstr(c, "severity"), *id = rb_jstr(c, "id");
+			struct json_object *devs = json_object_object_get(c, "devices");
+			const char *sev = json_object_get_string(json_object_object_get(c, "severity"));
+			const char *id = json_object_get_string(json_object_object_get(c, "id"));
 
 			if (!sev || strcmp(sev, "fail") || !id || !names_pair(topo, devs, gpu, nic) ||
 			    (s->fail[k] && strstr(s->fail[k], id)))
@@ -705,7 +704,8 @@ static void write_body(struct svg *s, double *w, double *h)
 	*h = y + MARGIN;
 }
 
-int rb_topo_svg(struct aff_topo *topo, const char *path, char *err, size_t errlen)
+AFF_EXPORT int aff_topo_svg_write(struct aff_topo *topo, const char *path, char *err,
+				  size_t errlen)
 {
 	struct svg s = { .t = topo };
 	struct aff_plan *plan = NULL;

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * aff_topo_facts_json(): what only the model of a topology file knows, as
+ * facts one node's record can be compared on with another's (railbind
+ * fleet): each PCIe link's speed and width against what it is capable of,
+ * each port's ACS control, and the machine (NUMA nodes and their CPUs,
+ * cores, peer memory, the module). Every value is a string, so two nodes
+ * compare by text.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <json-c/json.h>
+
+#include "model.h"
+
+static void put(struct json_object *facts, const char *key, const char *value)
+{
+	json_object_object_add(facts, key, json_object_new_string(value ? value : "unknown"));
+}
+
+/*
+ * Mark the GPUs, the rails and every port: a port stays where it is when
+ * the card below it is missing, and says so by its link.
+ */
+static bool *mark_paths(const struct aff_topo *t)
+{
+	bool *mark = calloc(t->ndev ? t->ndev : 1, sizeof(*mark));
+	size_t k;
+
+	if (!mark)
+		return NULL;
+	for (k = 0; k < t->ndev; k++)
+		mark[k] = t->dev[k].type == AFF_DEV_BRIDGE;
+	for (k = 0; k < t->ngpu + t->nrail; k++)
+		mark[k < t->ngpu ? t->gpus[k] : t->rail[k - t->ngpu].dev] = true;
+	return mark;
+}
+
+static void speed_width(char *buf, size_t len, double speed, int width)
+{
+	char s[32] = "?", w[32] = "?";
+
+	if (speed > 0)
+		snprintf(s, sizeof(s), "%.1f", speed);
+	if (width > 0)
+		snprintf(w, sizeof(w), "%d", width);
+	snprintf(buf, len, "%s GT/s x%s", s, w);
+}
+
+static void links_acs(const struct aff_topo *t, const bool *mark, struct json_object *links,
+		      struct json_object *acs)
+{
+	char key[256], val[160], cur[64], cap[64];
+	size_t i;
+
+	for (i = 0; i < t->ndev; i++) {
+		const struct aff_dev *d = &t->dev[i];
+		const char *role = d->gpu >= 0 ? "GPU" : d->type == AFF_DEV_BRIDGE ? "port" : "NIC";
+
+		if (!mark[i] || !d->pci[0] || d->type == AFF_DEV_HOSTBRIDGE)
+			continue;
+		snprintf(key, sizeof(key), "%s %s", role, d->pci);
+		if (d->unreadable & AFF_UNREADABLE_LINK) {
+			put(links, key, "unreadable");
+		} else if (d->link_speed > 0 || d->link_width > 0) {
+			speed_width(cur, sizeof(cur), d->link_speed, d->link_width);
+			speed_width(cap, sizeof(cap), d->link_speed_cap, d->link_width_cap);
+			snprintf(val, sizeof(val), "%s (capable of %s)", cur, cap);
+			put(links, key, val);
+		}
+		if (d->unreadable & AFF_UNREADABLE_ACS) {
+			put(acs, key, "unreadable");
+		} else if (d->acs_ctl >= 0) {
+			snprintf(val, sizeof(val), "0x%04x", (unsigned)d->acs_ctl);
+			put(acs, key, val);
+		}
+	}
+}
+
+static int machine(const struct aff_topo *t, struct json_object *m)
+{
+	char val[32], *s;
+	size_t i, len;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		return -ENOMEM;
+	for (i = 0; i < t->nnuma; i++) {
+		char *cpus = aff_bitmap_list(t->numa[i].cpuset);
+
+		fprintf(f, "%s%u: %s", i ? "; " : "", t->numa[i].os_index,
+			cpus && *cpus ? cpus : "no CPU");
+		free(cpus);
+	}
+	if (fclose(f))
+		return -ENOMEM;
+	put(m, "NUMA nodes", s);
+	free(s);
+	snprintf(val, sizeof(val), "%zu", t->ncore);
+	put(m, "cores", val);
+	put(m, "peer memory", t->peer_memory);
+	put(m, "railbind.ko", t->kmod);
+	return 0;
+}
+
+AFF_EXPORT int aff_topo_facts_json(const struct aff_topo *t, unsigned long flags, char **out)
+{
+	struct json_object *doc = json_object_new_object();
+	struct json_object *links = json_object_new_object(), *acs = json_object_new_object();
+	struct json_object *m = json_object_new_object();
+	bool *mark = mark_paths(t);
+	int rc = doc && links && acs && m && mark ? 0 : -ENOMEM;
+
+	*out = NULL;
+	if (!rc) {
+		json_object_object_add(doc, "links", json_object_get(links));
+		json_object_object_add(doc, "acs", json_object_get(acs));
+		json_object_object_add(doc, "machine", json_object_get(m));
+		links_acs(t, mark, links, acs);
+		rc = machine(t, m);
+	}
+	free(mark);
+	json_object_put(links);
+	json_object_put(acs);
+	json_object_put(m);
+	if (rc < 0) {
+		json_object_put(doc);
+		return rc;
+	}
+	return aff_json_string(doc, flags, out);
+}
