@@ -11,7 +11,6 @@
 #include <sys/un.h>
 
 #include "client.h"
-#include "model.h"
 #include "railbind.h"
 
 enum {
@@ -34,15 +33,6 @@ static void usage(FILE *f)
 		"  -h, --help         this help\n", rb_prog);
 }
 
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return NULL;
-	return json_object_get_string(v);
-}
-
 static const char *or_dash(const char *s)
 {
 	return s ? s : "-";
@@ -58,24 +48,24 @@ static void print_text(struct json_object *doc)
 	json_object_object_get_ex(doc, "leases", &leases);
 	if (broker && json_object_is_type(broker, json_type_object))
 		printf("broker:     running, pid %s, version %s, socket %s, source %s\n",
-		       or_dash(jstr(broker, "pid")), or_dash(jstr(broker, "version")),
-		       or_dash(jstr(broker, "socket")), or_dash(jstr(broker, "source")));
+		       or_dash(rb_jstr(broker, "pid")), or_dash(rb_jstr(broker, "version")),
+		       or_dash(rb_jstr(broker, "socket")), or_dash(rb_jstr(broker, "source")));
 	else
-		printf("broker:     not running (%s)\n", or_dash(jstr(doc, "error")));
+		printf("broker:     not running (%s)\n", or_dash(rb_jstr(doc, "error")));
 	if (json_object_get_boolean(json_object_object_get(module, "loaded")))
-		printf("module:     loaded, generation %s\n", or_dash(jstr(module, "generation")));
+		printf("module:     loaded, generation %s\n", or_dash(rb_jstr(module, "generation")));
 	else
 		printf("module:     absent: the topology comes from sysfs and hwloc alone\n");
 	if (!broker || !json_object_is_type(broker, json_type_object))
 		return;
 	printf("generation: %s\nplan age:   %.1f s\nranks:      %s\n",
-	       or_dash(jstr(doc, "generation")),
+	       or_dash(rb_jstr(doc, "generation")),
 	       json_object_get_double(json_object_object_get(doc, "plan_age_s")),
-	       or_dash(jstr(doc, "ranks")));
+	       or_dash(rb_jstr(doc, "ranks")));
 	if (json_object_object_get_ex(doc, "refresh", &refresh) &&
-	    json_object_is_type(refresh, json_type_object) && jstr(refresh, "error"))
+	    json_object_is_type(refresh, json_type_object) && rb_jstr(refresh, "error"))
 		printf("refresh:    failed (%s): %s; serving the last good plan\n",
-		       or_dash(jstr(refresh, "reason")), jstr(refresh, "error"));
+		       or_dash(rb_jstr(refresh, "reason")), rb_jstr(refresh, "error"));
 	n = leases ? json_object_array_length(leases) : 0;
 	printf("leases:     %zu\n", n);
 	if (n)
@@ -83,10 +73,10 @@ static void print_text(struct json_object *doc)
 	for (i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(leases, i);
 
-		printf("  %-16s %-5s %-8s %-8s %-13s %s\n", or_dash(jstr(l, "job")),
-		       or_dash(jstr(l, "rank")), or_dash(jstr(l, "pid")),
-		       or_dash(jstr(l, "uid")), or_dash(jstr(l, "gpu")),
-		       or_dash(jstr(l, "cpus")));
+		printf("  %-16s %-5s %-8s %-8s %-13s %s\n", or_dash(rb_jstr(l, "job")),
+		       or_dash(rb_jstr(l, "rank")), or_dash(rb_jstr(l, "pid")),
+		       or_dash(rb_jstr(l, "uid")), or_dash(rb_jstr(l, "gpu")),
+		       or_dash(rb_jstr(l, "cpus")));
 	}
 }
 
@@ -193,15 +183,15 @@ int cmd_status(int argc, char **argv)
 			return RB_EXIT_FAIL;
 		}
 		if (json_object_object_get_ex(doc, "error", &v)) {
-			rb_error("status: --reload: %s", jstr(doc, "message") ?
-				 jstr(doc, "message") : json_object_get_string(v));
+			rb_error("status: --reload: %s", rb_jstr(doc, "message") ?
+				 rb_jstr(doc, "message") : json_object_get_string(v));
 			json_object_put(doc);
 			return RB_EXIT_FAIL;
 		}
 		/* The broker keeps serving what it had: say so, and fail. */
-		if (json_object_object_get_ex(doc, "refresh", &v) && jstr(v, "error")) {
+		if (json_object_object_get_ex(doc, "refresh", &v) && rb_jstr(v, "error")) {
 			rb_error("status: --reload: %s; the broker is keeping the last good plan",
-				 jstr(v, "error"));
+				 rb_jstr(v, "error"));
 			json_object_put(doc);
 			return RB_EXIT_FAIL;
 		}
@@ -218,7 +208,7 @@ int cmd_status(int argc, char **argv)
 		json_object_object_add(doc, "broker", NULL);
 		json_object_object_add(doc, "error", json_object_new_string(why));
 	} else if (json_object_object_get_ex(doc, "error", &v)) {
-		rb_error("status: broker: %s", jstr(doc, "message") ? jstr(doc, "message") :
+		rb_error("status: broker: %s", rb_jstr(doc, "message") ? rb_jstr(doc, "message") :
 			 json_object_get_string(v));
 		json_object_put(doc);
 		return RB_EXIT_FAIL;

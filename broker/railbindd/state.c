@@ -13,9 +13,9 @@
  *
  * The temporary file is created anew (O_EXCL|O_NOFOLLOW), never opened
  * through whatever a name points at. Reading follows the rules of every
- * file railbind reads: opened non-blocking, refused unless a regular file
- * within STATE_MAX_SIZE, read once; a FIFO or /dev/zero in its place costs
- * a log line, not the start.
+ * file railbind reads (aff_read_state_file): opened non-blocking, refused
+ * unless a regular file within STATE_MAX_SIZE, a link not followed, read
+ * once; a FIFO or /dev/zero in its place costs a log line, not the start.
  *
  * A full or read-only state directory does not stop the broker: leases are
  * still served from memory, the previous file stays whole (the rename
@@ -30,11 +30,12 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "affinity.h"
 #include "railbindd.h"
 
 #define STATE_RETRY_MS 1000
 /* Far above --max-leases of ~200-byte records; a bigger file is not ours. */
-#define STATE_MAX_SIZE (64u << 20)
+#define STATE_MAX_SIZE AFF_INPUT_LIMIT
 
 static int failing;		/* the errno of the last failed save, 0 if none */
 static unsigned int save_timer;
@@ -46,23 +47,6 @@ static int path_of(char *buf, size_t len, const char *name)
 	int n = snprintf(buf, len, "%s/%s", conf.state_dir, name);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ENOSPC;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 static int save(void)
@@ -87,9 +71,9 @@ static int save(void)
 	if (!rc && fd < 0)
 		rc = -errno;
 	if (!rc)
-		rc = write_all(fd, s, strlen(s));
+		rc = aff_write_all(fd, s, strlen(s));
 	if (!rc)
-		rc = write_all(fd, "\n", 1);
+		rc = aff_write_all(fd, "\n", 1);
 	if (fd >= 0 && close(fd) < 0 && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path) < 0)
@@ -153,53 +137,11 @@ int state_flush(void)
 	return rc;
 }
 
-/*
- * @path read whole into a NUL-terminated buffer: the file rules of
- * railbind's readers (the library's topology reader takes the same care).
- */
-static char *read_state(const char *path, size_t *len, int *err)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-	ssize_t r;
-	int fd;
-
-	*err = 0;
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0) {
-		*err = errno;
-		return NULL;
-	}
-	if (fstat(fd, &st) < 0) {
-		*err = errno;
-	} else if (!S_ISREG(st.st_mode)) {
-		*err = EINVAL;	/* a FIFO, a device, a directory */
-	} else if ((unsigned long long)st.st_size > STATE_MAX_SIZE) {
-		*err = EFBIG;
-	} else if (!(buf = malloc((size_t)st.st_size + 1))) {
-		*err = ENOMEM;
-	} else {
-		/* The size fstat gave, and no more: the file cannot grow the read. */
-		while (n < (size_t)st.st_size &&
-		       ((r = read(fd, buf + n, (size_t)st.st_size - n)) > 0 ||
-			(r < 0 && errno == EINTR)))
-			n += r > 0 ? (size_t)r : 0;
-		buf[n] = '\0';
-	}
-	close(fd);
-	if (*err) {
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
-
 static const char *why(int err)
 {
 	switch (err) {
 	case EINVAL:
+	case EISDIR:
 		return "not a regular file";
 	case EFBIG:
 		return "larger than 64 MiB";
@@ -220,8 +162,8 @@ int state_load(void)
 
 	if (path_of(path, sizeof(path), "leases.json"))
 		return -ENAMETOOLONG;
-	text = read_state(path, &len, &err);
-	if (!text) {
+	err = -aff_read_state_file(path, STATE_MAX_SIZE, &text, &len, NULL, 0);
+	if (err) {
 		if (err != ENOENT)
 			rbd_log(LOG_WARNING, "%s: %s; starting without leases", path, why(err));
 		return 0;
