@@ -26,8 +26,16 @@ CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 CFLAGS ?= -O2 -g
+# The programs (broker/, slurm/, bench/) see the library's public headers
+# only: affinity.h, and client.h (the broker's protocol) for railbindd and
+# railbind status, copied into $(BUILD)/include. The library's own files
+# find its private headers beside them; its tests (tests/unit, fuzz/, the
+# test tools that look inside) add AFF_PRIVATE_CFLAGS.
+PUBLIC_INCLUDE = $(BUILD)/include
+PUBLIC_HEADERS = $(PUBLIC_INCLUDE)/affinity.h $(PUBLIC_INCLUDE)/client.h
+AFF_PRIVATE_CFLAGS = -I$(TOP)/libaffinity
 CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -fPIC -fvisibility=hidden \
-	-DRAILBIND_VERSION='"$(VERSION)"' -I$(TOP)/libaffinity \
+	-DRAILBIND_VERSION='"$(VERSION)"' -I$(PUBLIC_INCLUDE) \
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(SAN_FLAGS)
 # libxml2 is loaded on first use (libaffinity/xml_lazy.h), not linked.
@@ -128,7 +136,11 @@ check-vm-6.1 check-vm-6.12: all
 	check-hwloc-minimal
 all: $(LIBAFF_A) $(LIBAFF_SO) $(RAILBIND) $(BUILD)/libaffinity.pc
 
-$(BUILD)/obj/%.o: $(TOP)/%.c
+$(PUBLIC_HEADERS): $(PUBLIC_INCLUDE)/%.h: $(TOP)/libaffinity/%.h
+	@mkdir -p $(dir $@)
+	$(call quiet,GEN,$@)cp $< $@
+
+$(BUILD)/obj/%.o: $(TOP)/%.c | $(PUBLIC_HEADERS)
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -154,8 +166,8 @@ UNIT_SRCS := $(wildcard $(TOP)/tests/unit/test_*.c)
 UNIT_BINS := $(patsubst $(TOP)/tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 $(BUILD)/tests/%: $(TOP)/tests/unit/%.c $(LIBAFF_A) $(wildcard $(TOP)/tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/tests/unit -DTOP='"$(TOP)"' \
-		-DBUILD='"$(BUILD)"' -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/tests/unit \
+		-DTOP='"$(TOP)"' -DBUILD='"$(BUILD)"' -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
 
 check-unit: $(UNIT_BINS) $(RBGEN_FIXTURES)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -22,7 +22,7 @@ FUZZ_ALL := $(FUZZ_PROGS) hwloc-minimal
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_PROGS))
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE $(WARN) -I$(TOP)/libaffinity \
+FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE $(WARN) $(AFF_PRIVATE_CFLAGS) \
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS) \
 	-DFUZZ_TOPO='"$(BUILD)/fixtures/dgx-h100.xml"'
 

@@ -42,8 +42,8 @@ BROKER_UNIT_OBJS := $(addprefix $(BUILD)/obj/broker/railbindd/,request.o claim.o
 $(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c $(BROKER_UNIT_OBJS) \
 		$(LIBAFF_A)
 	@mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/broker/railbindd \
-		-DBUILD='"$(BUILD)"' -o $@ $< $(BROKER_UNIT_OBJS) $(LDFLAGS) $(LIBAFF_A) \
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) $(CMOCKA_CFLAGS) \
+		-I$(TOP)/broker/railbindd -DBUILD='"$(BUILD)"' -o $@ $< $(BROKER_UNIT_OBJS) $(LDFLAGS) $(LIBAFF_A) \
 		$(DEP_LIBS) $(CMOCKA_LIBS)
 
 .PHONY: check-broker-unit

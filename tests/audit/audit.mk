@@ -8,7 +8,8 @@ AUDIT_FIXTURES := $(filter $(BUILD)/fixtures/audit-%,$(RBGEN_FIXTURES))
 AUDIT_KMODFEED := $(BUILD)/tests/audit-kmodfeed
 $(AUDIT_KMODFEED): $(TOP)/tests/audit/kmodfeed.c $(LIBAFF_A)
 	@mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) -o $@ $< $(LDFLAGS) $(LIBAFF_A) \
+		$(DEP_LIBS)
 
 .PHONY: check-audit check-audit-asan check-audit-valgrind
 check-audit: $(RAILBIND) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
