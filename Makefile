@@ -157,6 +157,15 @@ $(LIBAFF_SO): $(LIBAFF_OBJS) $(TOP)/libaffinity/libaffinity.sym
 $(RAILBIND): $(CLI_OBJS) $(LIBAFF_A)
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBAFF_A) $(DEP_LIBS)
 
+# railbind linked against libaffinity.so, as users link the library: the
+# CLI's tests run against it (check-cli-shared), so every symbol it uses
+# must be exported by the version script, in a released section.
+RAILBIND_SHARED := $(BUILD)/shared/railbind
+$(RAILBIND_SHARED): $(CLI_OBJS) $(LIBAFF_SO)
+	@mkdir -p $(@D)
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBAFF_SO) \
+		-Wl,-rpath,'$$ORIGIN/..' -Wl,--no-undefined $(JSON_LIBS) $(HWLOC_LIBS)
+
 $(BUILD)/libaffinity.pc: $(TOP)/libaffinity/libaffinity.pc.in
 	@mkdir -p $(dir $@)
 	$(call quiet,GEN,$@)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
@@ -174,6 +183,17 @@ check-unit: $(UNIT_BINS) $(RBGEN_FIXTURES)
 
 check-cli: $(RAILBIND) $(RBGEN_FIXTURES)
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
+
+# The same tests, railbind linked against libaffinity.so (and nothing of
+# the library linked into it).
+.PHONY: check-cli-shared
+CHECKS += check-cli-shared
+check-cli-shared: $(RAILBIND_SHARED) $(RBGEN_FIXTURES)
+	$(Q)readelf -d $(RAILBIND_SHARED) | grep -q 'NEEDED.*\[libaffinity\.so\.1\]' || \
+		{ echo "check-cli-shared: $(RAILBIND_SHARED) does not link libaffinity.so.1"; exit 1; }
+	$(Q)! nm $(RAILBIND_SHARED) | grep -q ' [Tt] aff_' || \
+		{ echo "check-cli-shared: library code linked into $(RAILBIND_SHARED)"; exit 1; }
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND_SHARED) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
 
 check-corpus: $(RAILBIND)
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
