@@ -45,7 +45,7 @@ LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c l
 	input.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c json.c client.c client_binding.c apply.c
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += readfile.c import_hwloc.c child_limits.c
-CLI_SRCS := railbind.c utils.c topo.c plan.c snapshot.c run.c status.c
+CLI_SRCS := railbind.c options.c emit.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/railbind/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c
 CLI_SRCS += audit.c
@@ -55,12 +55,11 @@ CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
 # NCCL topology export (libaffinity/export_nccl.c, broker/railbind/nccl_topo.c).
 LIBAFF_SRCS += export_nccl.c
 CLI_SRCS += nccl_topo.c
-# railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify);
-# report.c: the audit's and verify's text/JSON/Prometheus/NFD output.
+# railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify).
 LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
-CLI_SRCS += verify.c report.c
+CLI_SRCS += verify.c
 
 .DEFAULT_GOAL := all
 

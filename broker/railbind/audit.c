@@ -8,22 +8,12 @@
  * health check never drains a node).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
 #include "railbind.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: %s audit [OPTIONS]\n"
-		"Check the node's (or a snapshot's) NUMA/PCIe layout: GPU-NIC path classes,\n"
-		"NUMA nodes, ACS redirect, downtrained links, peer memory, IOMMU, RDMA ports.\n"
-		"Exit: 0 ok, 1 warnings, 2 failures, 3 could not decide (or bad input).\n\n"
-		RB_COMMON_HELP RB_REPORT_HELP, rb_prog);
-}
 
 /* ---- text ---- */
 
@@ -177,8 +167,20 @@ static void print_nfd(FILE *f, struct json_object *doc)
 		fprintf(f, "railbind.audit.%s=%s\n", id, json_object_get_string(v));
 }
 
-static const struct rb_report report = {
-	.cmd = "audit",
+static const struct rb_opt opts[] = {
+	RB_OPTS_COMMON,
+	RB_OPTS_REPORT,
+	{ 0 }
+};
+
+static const struct rb_verb verb = {
+	.name = "audit",
+	.synopsis = "[OPTIONS]",
+	.about = "Check the node's (or a snapshot's) NUMA/PCIe layout: GPU-NIC path classes,\n"
+		 "NUMA nodes, ACS redirect, downtrained links, peer memory, IOMMU, RDMA ports.\n"
+		 "Exit: 0 ok, 1 warnings, 2 failures, 3 could not decide (or bad input).\n",
+	.family = RB_CHECK,
+	.opts = opts,
 	.text = print_text,
 	.prom = print_prom,
 	.nfd = print_nfd,
@@ -186,40 +188,18 @@ static const struct rb_report report = {
 
 int cmd_audit(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		RB_COMMON_LONG,
-		RB_REPORT_LONG,
-		{ 0 }
-	};
 	struct rb_opts o = { 0 };
-	struct rb_report_opts r = { 0 };
 	struct aff_ctx *ctx = NULL;
 	struct aff_topo *topo = NULL;
 	struct aff_audit *a = NULL;
-	struct json_object *doc;
 	char err[1024] = "", *text = NULL;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "+h" RB_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (rb_common_opt(c, optarg, &o) || rb_report_opt(c, optarg, &r))
-			continue;
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			return RB_EXIT_OK;
-		default:
-			usage(stderr);
-			return RB_EXIT_UNKNOWN;
-		}
-	}
-	if (optind < argc) {
-		rb_error("audit: unexpected argument \"%s\"", argv[optind]);
-		return RB_EXIT_UNKNOWN;
-	}
-	if (rb_report_check(&r, &o, "audit") < 0)
-		return RB_EXIT_UNKNOWN;
+	rc = rb_getopt(&verb, argc, argv, &o, NULL);
+	if (rc >= 0)
+		return rc;
 	/* With --input, in a child: no file can take the command down. */
-	rc = rb_contain(&o, "audit", RB_EXIT_UNKNOWN);
+	rc = rb_contain(&o, "audit", RB_CHECK_UNKNOWN);
 	if (rc >= 0)
 		return rc;
 	rc = rb_load(&o, &ctx, &topo);
@@ -231,12 +211,10 @@ int cmd_audit(int argc, char **argv)
 	aff_topo_unref(topo);
 	if (rc < 0) {
 		aff_ctx_unref(ctx);
-		return RB_EXIT_UNKNOWN;
+		return RB_CHECK_UNKNOWN;
 	}
 	rc = aff_audit_json(a, 0, &text);
-	doc = rb_doc(rc, text);
-	rc = rb_report_emit(&report, doc, aff_audit_exit_code(a), &r, o.pretty, o.details);
-	json_object_put(doc);
+	rc = rb_emit(&verb, &o, rb_doc(rc, text), aff_audit_exit_code(a));
 	aff_audit_unref(a);
 	aff_ctx_unref(ctx);
 	return rc;

@@ -10,7 +10,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,22 +26,6 @@ enum { OPT_JOBS = 'J' };
 /* Below this many files one process is as fast as several (bench/fleet.sh). */
 #define FILES_PER_JOB 64
 #define MAX_JOBS 64
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: %s fleet [OPTIONS] DIR|FILE...\n"
-		"Compare many nodes' snapshots (railbind snapshot -o F) or audits (railbind\n"
-		"audit --json): report the nodes whose devices, GPU-NIC path classes, NUMA\n"
-		"layout, links, ACS or check results differ from the majority, grouped.\n"
-		"A DIR stands for its files (not hidden, not *.tmp.*, not in subdirectories).\n"
-		"Exit: 0 all nodes agree, 1 outliers, 2 unreadable files, 3 nothing to compare.\n\n"
-		"  -c, --config FILE  use FILE instead of /etc/railbind/railbind.conf\n"
-		"  -J, --jobs N       read with N processes (default: one per CPU, up to 64)\n"
-		"  -j, --json         railbind.fleet/1 JSON on stdout\n"
-		"  -p, --pretty       indent the JSON\n"
-		"  -d, --details      list every node of a group\n"
-		"  -h, --help         this help\n", rb_prog);
-}
 
 struct list {
 	char **v;
@@ -144,51 +127,81 @@ static int parse_jobs(const char *s)
 	return (int)v;
 }
 
+static const struct rb_opt opts[] = {
+	{ .val = 'c' },
+	{ OPT_JOBS, required_argument, "jobs",
+	  "  -J, --jobs N       read with N processes (default: one per CPU, up to 64)\n" },
+	{ .val = 'j', .help = "  -j, --json         railbind.fleet/1 JSON on stdout\n" },
+	{ .val = 'p' },
+	{ .val = 'd', .help = "  -d, --details      list every node of a group\n" },
+	{ .val = 'h' },
+	{ 0 }
+};
+
+/* What the command line asks for besides the common options. */
+struct request {
+	char **args;	/* DIR|FILE... */
+	int nargs;
+	int jobs;	/* 0: default_jobs() */
+};
+
+static int own_opt(int c, const char *arg, void *data)
+{
+	struct request *rq = data;
+
+	(void)c;	/* -J, its only one */
+	rq->jobs = parse_jobs(arg);
+	if (rq->jobs > 0)
+		return 0;
+	rb_error("fleet: --jobs expects a number from 1 to %d, got \"%s\"", MAX_JOBS, arg);
+	return -EINVAL;
+}
+
+static int inputs(int argc, char **argv, void *data)
+{
+	struct request *rq = data;
+
+	if (!argc) {
+		rb_error("fleet: expected a directory or files of snapshots or audits");
+		return -EINVAL;
+	}
+	rq->args = argv;
+	rq->nargs = argc;
+	return 0;
+}
+
+static const struct rb_verb verb = {
+	.name = "fleet",
+	.synopsis = "[OPTIONS] DIR|FILE...",
+	.about = "Compare many nodes' snapshots (railbind snapshot -o F) or audits (railbind\n"
+		 "audit --json): report the nodes whose devices, GPU-NIC path classes, NUMA\n"
+		 "layout, links, ACS or check results differ from the majority, grouped.\n"
+		 "A DIR stands for its files (not hidden, not *.tmp.*, not in subdirectories).\n"
+		 "Exit: 0 all nodes agree, 1 outliers, 2 unreadable files, 3 nothing to compare.\n",
+	.family = RB_CHECK,
+	.opts = opts,
+	.opt = own_opt,
+	.args = inputs,
+	.text = fleet_print_text,
+};
+
 int cmd_fleet(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "jobs", required_argument, NULL, OPT_JOBS },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "details", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	struct request rq = { 0 };
 	struct rb_opts o = { 0 };
 	struct json_object **rec = NULL, *doc;
 	struct list files = { 0 };
 	struct aff_ctx *ctx = NULL;
 	hwloc_topology_t anchor = NULL;
-	int c, rc, jobs = 0;
+	int rc;
 	size_t i;
 
-	while ((c = getopt_long(argc, argv, "+hc:J:jpd", longopts, NULL)) != -1) {
-		if (c != 'h' && c != OPT_JOBS && rb_common_opt(c, optarg, &o))
-			continue;
-		switch (c) {
-		case OPT_JOBS:
-			jobs = parse_jobs(optarg);
-			if (jobs > 0)
-				break;
-			rb_error("fleet: --jobs expects a number from 1 to %d, got \"%s\"",
-				 MAX_JOBS, optarg);
-			return RB_EXIT_UNKNOWN;
-		case 'h':
-			usage(stdout);
-			return RB_EXIT_OK;
-		default:
-			usage(stderr);
-			return RB_EXIT_UNKNOWN;
-		}
-	}
-	if (optind >= argc) {
-		rb_error("fleet: expected a directory or files of snapshots or audits");
-		return RB_EXIT_UNKNOWN;
-	}
+	rc = rb_getopt(&verb, argc, argv, &o, &rq);
+	if (rc >= 0)
+		return rc;
 	if (rb_ctx(&o, &ctx) < 0) {
 		aff_ctx_unref(ctx);
-		return RB_EXIT_UNKNOWN;
+		return RB_CHECK_UNKNOWN;
 	}
 	/*
 	 * hwloc dlopen()s its plugins when the first topology is created and
@@ -198,11 +211,11 @@ int cmd_fleet(int argc, char **argv)
 	rb_xml_plugins_only();
 	if (hwloc_topology_init(&anchor) < 0)
 		anchor = NULL;
-	rc = collect(&files, argv + optind, argc - optind);
+	rc = collect(&files, rq.args, rq.nargs);
 	if (!rc && files.n && !(rec = calloc(files.n, sizeof(*rec))))
 		rc = -ENOMEM;
 	if (!rc && files.n)
-		rc = fleet_read_all(ctx, files.v, files.n, jobs ? jobs : default_jobs(files.n),
+		rc = fleet_read_all(ctx, files.v, files.n, rq.jobs ? rq.jobs : default_jobs(files.n),
 				    rec);
 	if (rc < 0)
 		goto out;
@@ -211,11 +224,10 @@ int cmd_fleet(int argc, char **argv)
 		rc = -ENOMEM;
 		goto out;
 	}
-	c = fleet_exit_code(doc);
-	rc = rb_emit(doc, &o, fleet_print_text) == RB_EXIT_OK ? c : -EIO;
+	rc = rb_emit(&verb, &o, doc, fleet_exit_code(doc));
 out:
 	/* The other errors were said where they happened. */
-	if (rc == -ENOMEM || rc == -EIO)
+	if (rc == -ENOMEM)
 		rb_error("fleet: %s", strerror(-rc));
 	for (i = 0; i < files.n; i++) {
 		free(files.v[i]);
@@ -227,5 +239,5 @@ out:
 	if (anchor)
 		hwloc_topology_destroy(anchor);
 	aff_ctx_unref(ctx);
-	return rc < 0 ? RB_EXIT_UNKNOWN : rc;
+	return rc < 0 ? RB_CHECK_UNKNOWN : rc;
 }

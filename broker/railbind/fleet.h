@@ -12,6 +12,7 @@
 #define RAILBIND_FLEET_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct aff_ctx;
 struct json_object;
@@ -41,6 +42,6 @@ struct json_object *fleet_compare(struct json_object *const *rec, size_t n);
 int fleet_exit_code(struct json_object *doc);
 
 /* fleet_print.c: the text report, from the document. */
-void fleet_print_text(struct json_object *doc, int details);
+void fleet_print_text(FILE *f, struct json_object *doc, int details);
 
 #endif

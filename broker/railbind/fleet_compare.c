@@ -229,7 +229,7 @@ int fleet_exit_code(struct json_object *doc)
 	for (i = 0; s && i < 3; i++)
 		if (!strcmp(s, codes[i]))
 			return i;
-	return RB_EXIT_UNKNOWN;
+	return RB_CHECK_UNKNOWN;
 }
 
 /* The host list, with each node's group number (1-based, as printed) or null. */

@@ -62,11 +62,10 @@ static void print_group(FILE *f, struct json_object *g, size_t num, int details)
 		fprintf(f, "  and %zu more differences (--details lists them)\n", nd - i);
 }
 
-void fleet_print_text(struct json_object *doc, int details)
+void fleet_print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *groups = rb_jget(doc, "groups"), *bad = rb_jget(doc, "unreadable");
 	size_t i, ng = json_object_array_length(groups), nb = json_object_array_length(bad);
-	FILE *f = stdout;
 
 	fprintf(f, "railbind fleet: %ld files, %ld nodes read, %ld agree with the majority, %ld outlier%s in %zu group%s, %zu unreadable\n",
 		jint(doc, "files"), jint(doc, "nodes"), jint(doc, "agree"), jint(doc, "outliers"),

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* railbind plan: each local rank's GPU, rails, CPUs, memory, environment. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +12,6 @@ enum {
 	OPT_VISIBLE,
 	OPT_ISOLATE,
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: %s plan [OPTIONS]\n"
-		"Show the plan: for every local rank its GPU, its rail NIC(s) (primary first),\n"
-		"its CPUs and memory node(s), and the environment railbind run gives it.\n\n"
-		RB_COMMON_HELP
-		"      --cpus LIST    plan within these CPUs (default: this process's affinity\n"
-		"                     on the live node, every CPU of an input file)\n"
-		"      --visible LIST only these GPUs, as CUDA_VISIBLE_DEVICES names them:\n"
-		"                     indices, PCI addresses, UUIDs (GPU-...), MIG instances\n"
-		"                     (MIG-..., one rank each, on the instance's GPU)\n"
-		"      --isolate-gpu  also set CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES\n",
-		rb_prog);
-}
 
 /* "mlx5_0(PIX),mlx4_0:2(PIX)": a rank's rails, primary first, the port when
  * it is not the first. */
@@ -52,7 +36,7 @@ static void nic_list(struct json_object *r, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-static void print_rank(struct json_object *r, int nicw, int details)
+static void print_rank(FILE *f, struct json_object *r, int nicw, int details)
 {
 	const char *mems = rb_jstr(r, "mems"), *cpus = rb_jstr(r, "cpus");
 	struct json_object *gpu, *env;
@@ -60,17 +44,17 @@ static void print_rank(struct json_object *r, int nicw, int details)
 
 	json_object_object_get_ex(r, "gpu", &gpu);
 	nic_list(r, nics, sizeof(nics));
-	printf("%-5s %-4s %-13s %-*s %-22s %s\n", rb_jstr(r, "local_rank"),
-	       rb_jstr(gpu, "index"), rb_jstr(gpu, "pci"), nicw, nics,
-	       cpus ? cpus : "unknown", mems ? mems : "unknown");
+	fprintf(f, "%-5s %-4s %-13s %-*s %-22s %s\n", rb_jstr(r, "local_rank"),
+	        rb_jstr(gpu, "index"), rb_jstr(gpu, "pci"), nicw, nics,
+	        cpus ? cpus : "unknown", mems ? mems : "unknown");
 	if (!details)
 		return;
 	json_object_object_get_ex(r, "env", &env);
 	json_object_object_foreach(env, key, val)
-		printf("      %s=%s\n", key, json_object_get_string(val));
+		fprintf(f, "      %s=%s\n", key, json_object_get_string(val));
 }
 
-static void print_text(struct json_object *doc, int details)
+static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *ranks, *warns;
 	int nicw = (int)strlen("nics (path)");
@@ -85,14 +69,14 @@ static void print_text(struct json_object *doc, int details)
 		if ((int)strlen(nics) > nicw)
 			nicw = (int)strlen(nics);
 	}
-	printf("%-5s %-4s %-13s %-*s %-22s %s\n", "rank", "gpu", "pci", nicw,
-	       "nics (path)", "cpus", "mems");
+	fprintf(f, "%-5s %-4s %-13s %-*s %-22s %s\n", "rank", "gpu", "pci", nicw,
+	        "nics (path)", "cpus", "mems");
 	for (i = 0; i < json_object_array_length(ranks); i++)
-		print_rank(json_object_array_get_idx(ranks, i), nicw, details);
+		print_rank(f, json_object_array_get_idx(ranks, i), nicw, details);
 	for (i = 0; i < json_object_array_length(warns); i++) {
 		struct json_object *w = json_object_array_get_idx(warns, i);
 
-		printf("warning: %s: %s\n", rb_jstr(w, "id"), rb_jstr(w, "message"));
+		fprintf(f, "warning: %s: %s\n", rb_jstr(w, "id"), rb_jstr(w, "message"));
 	}
 	/* Where the plan parts from what NCCL would pick on its own: one line. */
 	for (i = 0; i < json_object_array_length(ranks); i++) {
@@ -100,8 +84,8 @@ static void print_text(struct json_object *doc, int details)
 		const char *note = rb_jstr(rb_jget(r, "nccl"), "note");
 
 		if (note)
-			printf("note: rank %s (GPU %s): %s\n", rb_jstr(r, "local_rank"),
-			       rb_jstr(rb_jget(r, "gpu"), "pci"), note);
+			fprintf(f, "note: rank %s (GPU %s): %s\n", rb_jstr(r, "local_rank"),
+			        rb_jstr(rb_jget(r, "gpu"), "pci"), note);
 	}
 }
 
@@ -119,15 +103,46 @@ static void say_excluded(struct json_object *doc)
 	}
 }
 
+static const struct rb_opt opts[] = {
+	RB_OPTS_COMMON,
+	{ OPT_CPUS, required_argument, "cpus",
+	  "      --cpus LIST    plan within these CPUs (default: this process's affinity\n"
+	  "                     on the live node, every CPU of an input file)\n" },
+	{ OPT_VISIBLE, required_argument, "visible",
+	  "      --visible LIST only these GPUs, as CUDA_VISIBLE_DEVICES names them:\n"
+	  "                     indices, PCI addresses, UUIDs (GPU-...), MIG instances\n"
+	  "                     (MIG-..., one rank each, on the instance's GPU)\n" },
+	{ OPT_ISOLATE, no_argument, "isolate-gpu",
+	  "      --isolate-gpu  also set CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES\n" },
+	{ 0 }
+};
+
+static int own_opt(int c, const char *arg, void *data)
+{
+	struct aff_plan_spec *spec = data;
+
+	if (c == OPT_CPUS)
+		spec->allowed_cpus = arg;
+	else if (c == OPT_VISIBLE)
+		spec->visible_gpus = arg;
+	else
+		spec->flags |= AFF_PLAN_ISOLATE_GPU;
+	return 0;
+}
+
+static const struct rb_verb verb = {
+	.name = "plan",
+	.synopsis = "[OPTIONS]",
+	.about = "Show the plan: for every local rank its GPU, its rail NIC(s) (primary first),\n"
+		 "its CPUs and memory node(s), and the environment railbind run gives it.\n",
+	.family = RB_PLAIN,
+	.opts = opts,
+	.opt = own_opt,
+	.text = print_text,
+};
+
 int cmd_plan(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		RB_COMMON_LONG,
-		{ "cpus", required_argument, NULL, OPT_CPUS },
-		{ "visible", required_argument, NULL, OPT_VISIBLE },
-		{ "isolate-gpu", no_argument, NULL, OPT_ISOLATE },
-		{ 0 }
-	};
 	struct aff_plan_spec spec = { 0 };
 	struct rb_opts o = { 0 };
 	struct aff_ctx *ctx = NULL;
@@ -135,34 +150,11 @@ int cmd_plan(int argc, char **argv)
 	struct aff_plan *plan = NULL;
 	struct json_object *doc;
 	char err[1024] = "", *text = NULL;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "+h" RB_COMMON_SHORT, longopts,
-				NULL)) != -1) {
-		if (rb_common_opt(c, optarg, &o))
-			continue;
-		switch (c) {
-		case OPT_CPUS:
-			spec.allowed_cpus = optarg;
-			break;
-		case OPT_VISIBLE:
-			spec.visible_gpus = optarg;
-			break;
-		case OPT_ISOLATE:
-			spec.flags |= AFF_PLAN_ISOLATE_GPU;
-			break;
-		case 'h':
-			usage(stdout);
-			return RB_EXIT_OK;
-		default:
-			usage(stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		rb_error("plan: unexpected argument \"%s\"", argv[optind]);
-		return RB_EXIT_USAGE;
-	}
+	rc = rb_getopt(&verb, argc, argv, &o, &spec);
+	if (rc >= 0)
+		return rc;
 	/* MIG instances are known to NVML only (the live node). */
 	if (aff_visible_needs_libs(spec.visible_gpus))
 		o.load_flags |= AFF_LOAD_GPU_LIBS;
@@ -184,7 +176,7 @@ int cmd_plan(int argc, char **argv)
 	rc = aff_plan_json(plan, 0, &text);
 	doc = rb_doc(rc, text);
 	say_excluded(doc);
-	rc = rb_emit(doc, &o, print_text);
+	rc = rb_emit(&verb, &o, doc, RB_EXIT_OK);
 	aff_plan_unref(plan);
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);

@@ -3,26 +3,57 @@
 #ifndef RAILBIND_CLI_H
 #define RAILBIND_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "affinity.h"
 
-/* Exit codes scripts rely on (railbind(1)). */
-enum {
+/*
+ * Exit codes scripts rely on (railbind(1)), one set per family of commands,
+ * so that a value never means two things.
+ *
+ * The plain commands (topo, plan, snapshot, run, status, nccl-topo):
+ */
+enum rb_exit {
 	RB_EXIT_OK = 0,
-	RB_EXIT_FAIL = 1,	/* an error; audit: warnings */
-	RB_EXIT_USAGE = 2,	/* bad command line; audit: failures */
-	RB_EXIT_UNKNOWN = 3,	/* audit: could not decide */
+	RB_EXIT_FAIL = 1,	/* an error, said on stderr */
+	RB_EXIT_USAGE = 2,	/* bad command line */
+	RB_EXIT_NOEXEC = 126,	/* run: CMD cannot be executed (the shell's code) */
+	RB_EXIT_NOTFOUND = 127,	/* run: no such CMD (the shell's code) */
 };
 
+/*
+ * The commands that judge (audit, verify, fleet), as Nagios and NHC read
+ * them. A bad command line is "could not decide", so that a typo in a
+ * health check never drains a node.
+ */
+enum rb_check_exit {
+	RB_CHECK_OK = 0,
+	RB_CHECK_WARN = 1,
+	RB_CHECK_FAIL = 2,
+	RB_CHECK_UNKNOWN = 3,
+	RB_CHECK_USAGE = RB_CHECK_UNKNOWN,
+};
+
+enum rb_family { RB_PLAIN, RB_CHECK };
+
+/* The output formats; --json, --prom and --nfd exclude each other. */
+enum rb_fmt { RB_FMT_TEXT, RB_FMT_JSON, RB_FMT_PROM, RB_FMT_NFD };
+
+/* What the options every command shares (rb_getopt()) have set. */
 struct rb_opts {
-	const char *input;	/* NULL: the live node */
-	const char *config;	/* NULL: the default config, if any */
-	const char *root;	/* alternate filesystem root */
+	const char *input;	/* -i: NULL, the live node */
+	const char *config;	/* -c: NULL, the default config, if any */
+	const char *root;	/* --root: alternate filesystem root */
+	const char *socket;	/* -s: the broker's socket; NULL, the default */
+	const char *output;	/* -o: NULL, the command's default */
 	bool json;
 	bool pretty;
 	int details;
+	enum rb_fmt fmt;	/* text unless -j, --prom or --nfd */
+	int nfmt;		/* how many of those were given */
+	const char *prom_file;	/* --prom-file */
 	unsigned long load_flags;	/* aff_topo_load()'s (AFF_LOAD_GPU_LIBS) */
 };
 
@@ -42,6 +73,67 @@ int cmd_status(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_nccl_topo(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+
+/*
+ * options.c: one parser for every command, as hwloc's utils share theirs.
+ * A command lists its options in --help order: { .val = 'i' } is a common
+ * one (below), with its help unless .help is given; one of its own has a
+ * .name. A letter as .val is also the short option.
+ */
+#define RB_OPT_ROOT 0x100
+#define RB_OPT_PROM 0x180
+#define RB_OPT_PROM_FILE 0x181
+#define RB_OPT_NFD 0x182
+struct rb_opt {
+	int val;
+	int has_arg;		/* getopt_long's no_argument, required_argument */
+	const char *name;	/* NULL: the common option .val */
+	const char *help;	/* its lines of --help; NULL: the common text */
+};
+/* -i, -c, --root, -j, -p, -d, -h: every command that reads a topology. */
+#define RB_OPTS_COMMON { .val = 'i' }, { .val = 'c' }, { .val = RB_OPT_ROOT }, \
+	{ .val = 'j' }, { .val = 'p' }, { .val = 'd' }, { .val = 'h' }
+/* --prom, --prom-file, --nfd: the commands that judge (audit, verify). */
+#define RB_OPTS_REPORT { .val = RB_OPT_PROM }, { .val = RB_OPT_PROM_FILE }, \
+	{ .val = RB_OPT_NFD }
+
+struct json_object;
+/* One command: its --help, its options and its printers. */
+struct rb_verb {
+	const char *name;
+	const char *synopsis;	/* after "Usage: railbind NAME " */
+	const char *about;	/* what it does, before the options */
+	const struct rb_opt *opts;	/* ends with { 0 } */
+	/* Its own options; < 0 when wrong (said): a usage error. */
+	int (*opt)(int c, const char *arg, void *data);
+	/* The arguments after the options (NULL: none taken); < 0 as above. */
+	int (*args)(int argc, char **argv, void *data);
+	/* Its printers, each reading the one document: text, --prom, --nfd. */
+	void (*text)(FILE *f, struct json_object *doc, int details);
+	void (*prom)(FILE *f, struct json_object *doc);
+	void (*nfd)(FILE *f, struct json_object *doc);
+	enum rb_family family;	/* its exit codes */
+};
+
+/*
+ * Parse the command line into @o (and through the command's own opt() and
+ * args() into @data): -1 to go on, else the exit code to end with (0 after
+ * --help, the family's usage code after a mistake, said on stderr).
+ */
+int rb_getopt(const struct rb_verb *v, int argc, char **argv, struct rb_opts *o, void *data);
+/* The family's codes: a bad command line, and an error. */
+int rb_usage_code(const struct rb_verb *v);
+int rb_fail_code(const struct rb_verb *v);
+
+/*
+ * emit.c: the one output path. @doc (freed) in the format the options chose,
+ * rendered in memory first so that nothing half-written reaches stdout, and
+ * with --prom-file the Prometheus text into that file too, whole or not at
+ * all. Returns @code, or the family's failure code when something could not
+ * be written (said on stderr).
+ */
+int rb_emit(const struct rb_verb *v, const struct rb_opts *o, struct json_object *doc,
+	    int code);
 
 /* utils.c */
 extern const char *rb_prog;
@@ -66,36 +158,7 @@ void rb_xml_plugins_only(void);
 /* Context with the config loaded and the topology, or an exit code < 0. */
 int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
 	    struct aff_topo **topo);
-/*
- * Options every topology-reading subcommand takes (-i, -c, --root, -j, -p,
- * -d). RB_COMMON_SHORT and RB_COMMON_LONG go into its getopt tables;
- * rb_common_opt() returns true when it consumed option c.
- */
-#define RB_COMMON_SHORT "i:c:jpd"
-#define RB_OPT_ROOT 0x100
-#define RB_COMMON_LONG                                          \
-	{ "input", required_argument, NULL, 'i' },              \
-	{ "config", required_argument, NULL, 'c' },             \
-	{ "root", required_argument, NULL, RB_OPT_ROOT },       \
-	{ "json", no_argument, NULL, 'j' },                     \
-	{ "pretty", no_argument, NULL, 'p' },                   \
-	{ "details", no_argument, NULL, 'd' },                  \
-	{ "help", no_argument, NULL, 'h' }
-bool rb_common_opt(int c, const char *arg, struct rb_opts *o);
-#define RB_COMMON_HELP                                                               \
-	"  -i, --input FILE   read FILE (hwloc XML, railbind snapshot, NCCL topology)\n" \
-	"                     instead of the live node\n"                                \
-	"  -c, --config FILE  use FILE instead of /etc/railbind/railbind.conf\n"         \
-	"      --root DIR     read /sys, /proc and /etc under DIR\n"                     \
-	"  -j, --json         machine-readable JSON on stdout\n"                         \
-	"  -p, --pretty       indent the JSON\n"                                         \
-	"  -d, --details      more detail in the text output\n"                          \
-	"  -h, --help         this help\n"
-
-/* Print a JSON string document (and free it). */
-int rb_print_json(int rc, char *doc);
 bool rb_color(FILE *f);
-struct json_object;
 /* A string member of a JSON object (numbers as text), or NULL. */
 const char *rb_jstr(struct json_object *o, const char *key);
 /*
@@ -105,52 +168,6 @@ const char *rb_jstr(struct json_object *o, const char *key);
 struct json_object *rb_doc(int rc, char *text);
 /* A member of a JSON object (o may be NULL), or NULL. */
 struct json_object *rb_jget(struct json_object *o, const char *key);
-/*
- * Print doc on stdout: as JSON with -j (-p), else through text(), which
- * reads the same document. Frees doc; returns an exit code.
- */
-int rb_emit(struct json_object *doc, const struct rb_opts *o,
-	    void (*text)(struct json_object *doc, int details));
-
-/*
- * report.c: the output of the commands that judge (audit, verify): text,
- * --json, --prom (+ --prom-file) and --nfd, all from one JSON document.
- */
-enum rb_fmt { RB_FMT_TEXT, RB_FMT_JSON, RB_FMT_PROM, RB_FMT_NFD };
-#define RB_OPT_PROM 0x180
-#define RB_OPT_PROM_FILE 0x181
-#define RB_OPT_NFD 0x182
-#define RB_REPORT_LONG                                                  \
-	{ "prom", no_argument, NULL, RB_OPT_PROM },                     \
-	{ "prom-file", required_argument, NULL, RB_OPT_PROM_FILE },     \
-	{ "nfd", no_argument, NULL, RB_OPT_NFD }
-#define RB_REPORT_HELP                                                                   \
-	"      --prom         Prometheus text format (node_exporter textfile collector)\n" \
-	"      --prom-file F  also write the Prometheus text to F, atomically\n"         \
-	"      --nfd          Node Feature Discovery feature file lines\n"
-struct rb_report_opts {
-	enum rb_fmt fmt;
-	int nfmt;
-	const char *prom_file;
-};
-/* One command's printers; each reads the document only. */
-struct rb_report {
-	const char *cmd;
-	void (*text)(FILE *f, struct json_object *doc, int details);
-	void (*prom)(FILE *f, struct json_object *doc);
-	void (*nfd)(FILE *f, struct json_object *doc);
-};
-/* True when it consumed option c (RB_REPORT_LONG's). */
-bool rb_report_opt(int c, const char *arg, struct rb_report_opts *r);
-/* -j from the common options counts as a format; -EINVAL (said) on a conflict. */
-int rb_report_check(struct rb_report_opts *r, const struct rb_opts *o, const char *cmd);
-/*
- * Print doc in the chosen format on stdout, and the Prometheus text into
- * --prom-file first (whole or not at all). Returns code, or RB_EXIT_UNKNOWN
- * when something could not be written (said on stderr).
- */
-int rb_report_emit(const struct rb_report *rep, struct json_object *doc, int code,
-		   const struct rb_report_opts *r, bool pretty, int details);
 /* A string member for printing: never NULL ("-"). */
 const char *rb_js(struct json_object *o, const char *key);
 /* "ok" 0, "warn" 1, "fail" 2, else 3. */

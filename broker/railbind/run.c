@@ -4,7 +4,6 @@
  * No fork: the pid, its affinity, memory policy and lease pass to CMD.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,33 +22,6 @@ enum {
 	OPT_NO_LEASE,
 	OPT_TIMEOUT,
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: %s run [OPTIONS] -- CMD [ARG...]\n"
-		"Bind this process to its local rank's GPU, CPUs and memory node, set the\n"
-		"environment its libraries read, and exec CMD. The plan comes from railbindd,\n"
-		"or is computed here when no broker answers.\n\n"
-		"  -r, --rank N       local rank N (default: LOCAL_RANK, SLURM_LOCALID,\n"
-		"                     OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,\n"
-		"                     PMI_LOCAL_RANK, PALS_LOCAL_RANKID)\n"
-		"      --isolate-gpu  also set CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES\n"
-		"      --job ID       the job the rank's lease belongs to (default:\n"
-		"                     RAILBIND_JOB, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, ...)\n"
-		"  -s, --socket PATH  the broker's socket (default: RAILBIND_SOCKET, else\n"
-		"                     /run/railbind/railbind.sock)\n"
-		"      --local        do not ask the broker\n"
-		"      --no-lease     do not take a lease on the rank\n"
-		"      --timeout MS   wait MS milliseconds for the broker's answer before\n"
-		"                     computing the plan here (default 1000)\n"
-		"      --no-bind      set the environment only\n"
-		"      --force        exec CMD even when the binding cannot be applied\n"
-		"  -v, --verbose      print the binding on stderr, one line\n"
-		"  -i, --input FILE   compute from FILE instead of the live node\n"
-		"  -c, --config FILE  use FILE instead of /etc/railbind/railbind.conf\n"
-		"      --root DIR     read /sys, /proc and /etc under DIR\n"
-		"  -h, --help         this help\n", rb_prog);
-}
 
 /* A non-negative decimal: ranks and milliseconds. */
 static int parse_rank(const char *s, long *out)
@@ -72,119 +44,146 @@ static void print_binding(const struct aff_binding *b)
 		why ? ": " : "", why ? why : "");
 }
 
+static const struct rb_opt opts[] = {
+	{ 'r', required_argument, "rank",
+	  "  -r, --rank N       local rank N (default: LOCAL_RANK, SLURM_LOCALID,\n"
+	  "                     OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,\n"
+	  "                     PMI_LOCAL_RANK, PALS_LOCAL_RANKID)\n" },
+	{ OPT_ISOLATE, no_argument, "isolate-gpu",
+	  "      --isolate-gpu  also set CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES\n" },
+	{ OPT_JOB, required_argument, "job",
+	  "      --job ID       the job the rank's lease belongs to (default:\n"
+	  "                     RAILBIND_JOB, SLURM_JOB_ID, TORCHELASTIC_RUN_ID, ...)\n" },
+	{ .val = 's' },
+	{ OPT_LOCAL, no_argument, "local", "      --local        do not ask the broker\n" },
+	{ OPT_NO_LEASE, no_argument, "no-lease",
+	  "      --no-lease     do not take a lease on the rank\n" },
+	{ OPT_TIMEOUT, required_argument, "timeout",
+	  "      --timeout MS   wait MS milliseconds for the broker's answer before\n"
+	  "                     computing the plan here (default 1000)\n" },
+	{ OPT_NO_BIND, no_argument, "no-bind", "      --no-bind      set the environment only\n" },
+	{ OPT_FORCE, no_argument, "force",
+	  "      --force        exec CMD even when the binding cannot be applied\n" },
+	{ 'v', no_argument, "verbose", "  -v, --verbose      print the binding on stderr, one line\n" },
+	{ .val = 'i', .help = "  -i, --input FILE   compute from FILE instead of the live node\n" },
+	{ .val = 'c' },
+	{ .val = RB_OPT_ROOT },
+	{ .val = 'h' },
+	{ 0 }
+};
+
+/* What the command line asks for besides the common options. */
+struct request {
+	struct aff_bind_spec spec;
+	char **cmd;
+	bool verbose, force, bind;
+};
+
+static int own_opt(int c, const char *arg, void *data)
+{
+	struct request *rq = data;
+	long timeout;
+
+	switch (c) {
+	case 'r':
+		if (parse_rank(arg, &rq->spec.rank) < 0) {
+			rb_error("run: --rank \"%s\": expected a local rank (0, 1, ...)", arg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_ISOLATE:
+		rq->spec.flags |= AFF_BIND_ISOLATE_GPU;
+		break;
+	case OPT_JOB:
+		rq->spec.job = arg;
+		break;
+	case OPT_LOCAL:
+		rq->spec.flags |= AFF_BIND_LOCAL;
+		break;
+	case OPT_TIMEOUT:
+		if (parse_rank(arg, &timeout) < 0 || timeout < 1 || timeout > 3600000) {
+			rb_error("run: --timeout \"%s\": expected milliseconds, 1 to 3600000", arg);
+			return -EINVAL;
+		}
+		rq->spec.timeout_ms = (int)timeout;
+		break;
+	case OPT_NO_LEASE:
+		rq->spec.flags |= AFF_BIND_NO_LEASE;
+		break;
+	case OPT_NO_BIND:
+		rq->bind = false;
+		break;
+	case OPT_FORCE:
+		rq->force = true;
+		break;
+	case 'v':
+		rq->verbose = true;
+		break;
+	}
+	return 0;
+}
+
+/* CMD [ARG...], after the options (and "--"). */
+static int command(int argc, char **argv, void *data)
+{
+	if (!argc) {
+		rb_error("run: no command to run; usage: %s run [OPTIONS] -- CMD [ARG...]", rb_prog);
+		return -EINVAL;
+	}
+	((struct request *)data)->cmd = argv;
+	return 0;
+}
+
+static const struct rb_verb verb = {
+	.name = "run",
+	.synopsis = "[OPTIONS] -- CMD [ARG...]",
+	.about = "Bind this process to its local rank's GPU, CPUs and memory node, set the\n"
+		 "environment its libraries read, and exec CMD. The plan comes from railbindd,\n"
+		 "or is computed here when no broker answers.\n",
+	.family = RB_PLAIN,
+	.opts = opts,
+	.opt = own_opt,
+	.args = command,
+};
+
 int cmd_run(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "rank", required_argument, NULL, 'r' },
-		{ "isolate-gpu", no_argument, NULL, OPT_ISOLATE },
-		{ "job", required_argument, NULL, OPT_JOB },
-		{ "socket", required_argument, NULL, 's' },
-		{ "local", no_argument, NULL, OPT_LOCAL },
-		{ "no-lease", no_argument, NULL, OPT_NO_LEASE },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "no-bind", no_argument, NULL, OPT_NO_BIND },
-		{ "force", no_argument, NULL, OPT_FORCE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "root", required_argument, NULL, RB_OPT_ROOT },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	struct aff_bind_spec spec = { .rank = -1 };
+	struct request rq = { .spec = { .rank = -1 }, .bind = true };
+	struct rb_opts o = { 0 };
 	struct aff_binding *b = NULL;
 	struct aff_ctx *ctx;
-	bool verbose = false, force = false, bind = true;
-	const char *config = NULL, *root = NULL;
 	char err[1024] = "";
-	long timeout;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "+hr:s:vi:c:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (parse_rank(optarg, &spec.rank) < 0) {
-				rb_error("run: --rank \"%s\": expected a local rank (0, 1, ...)", optarg);
-				return RB_EXIT_USAGE;
-			}
-			break;
-		case OPT_ISOLATE:
-			spec.flags |= AFF_BIND_ISOLATE_GPU;
-			break;
-		case OPT_JOB:
-			spec.job = optarg;
-			break;
-		case 's':
-			spec.socket = optarg;
-			break;
-		case OPT_LOCAL:
-			spec.flags |= AFF_BIND_LOCAL;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_rank(optarg, &timeout) < 0 || timeout < 1 || timeout > 3600000) {
-				rb_error("run: --timeout \"%s\": expected milliseconds, 1 to 3600000",
-					 optarg);
-				return RB_EXIT_USAGE;
-			}
-			spec.timeout_ms = (int)timeout;
-			break;
-		case OPT_NO_LEASE:
-			spec.flags |= AFF_BIND_NO_LEASE;
-			break;
-		case OPT_NO_BIND:
-			bind = false;
-			break;
-		case OPT_FORCE:
-			force = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'i':
-			spec.input = optarg;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case RB_OPT_ROOT:
-			root = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return RB_EXIT_OK;
-		default:
-			usage(stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		rb_error("run: no command to run; usage: %s run [OPTIONS] -- CMD [ARG...]", rb_prog);
-		return RB_EXIT_USAGE;
-	}
-	ctx = aff_ctx_new(root);
+	rc = rb_getopt(&verb, argc, argv, &o, &rq);
+	if (rc >= 0)
+		return rc;
+	rq.spec.input = o.input;
+	rq.spec.socket = o.socket;
+	ctx = aff_ctx_new(o.root);
 	if (!ctx) {
 		rb_error("run: cannot create a context: %s", strerror(errno));
 		return RB_EXIT_FAIL;
 	}
-	rc = aff_ctx_load_config(ctx, config, err, sizeof(err));
+	rc = aff_ctx_load_config(ctx, o.config, err, sizeof(err));
 	if (rc < 0) {
 		rb_error("run: config: %s", err);
 		aff_ctx_unref(ctx);
 		return RB_EXIT_FAIL;
 	}
 	/* A file as the topology: hwloc's discovery plugins are of no use to it. */
-	if (spec.input)
+	if (rq.spec.input)
 		rb_xml_plugins_only();
-	rc = aff_binding_get(ctx, &spec, &b, err, sizeof(err));
+	rc = aff_binding_get(ctx, &rq.spec, &b, err, sizeof(err));
 	aff_ctx_unref(ctx);
 	if (rc < 0) {
 		rb_error("run: %s", *err ? err : strerror(-rc));
 		return rc == -EINVAL ? RB_EXIT_USAGE : RB_EXIT_FAIL;
 	}
-	if (verbose)
+	if (rq.verbose)
 		print_binding(b);
-	rc = aff_binding_apply(b, bind ? 0 : AFF_APPLY_ENV);
-	if (rc < 0 && force) {
+	rc = aff_binding_apply(b, rq.bind ? 0 : AFF_APPLY_ENV);
+	if (rc < 0 && rq.force) {
 		rb_error("run: warning: cannot bind rank %ld to cpus %s: %s; running unbound (--force)",
 			 aff_binding_rank(b), aff_binding_cpus(b), strerror(-rc));
 		rc = aff_binding_apply(b, AFF_APPLY_ENV);
@@ -199,7 +198,8 @@ int cmd_run(int argc, char **argv)
 		return RB_EXIT_FAIL;
 	}
 	aff_binding_unref(b);
-	execvp(argv[optind], argv + optind);
-	rb_error("run: cannot execute \"%s\": %s", argv[optind], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	execvp(rq.cmd[0], rq.cmd);
+	rc = errno;
+	rb_error("run: cannot execute \"%s\": %s", rq.cmd[0], strerror(rc));
+	return rc == ENOENT ? RB_EXIT_NOTFOUND : RB_EXIT_NOEXEC;
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* railbind status: the broker, the module, the plan's generation and age, leases. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,65 +17,46 @@ enum {
 	OPT_WATCH,
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: %s status [OPTIONS]\n"
-		"Show the broker (railbindd), the kernel module, the plan's generation and\n"
-		"age, and the leases: which process holds which local rank of which job.\n"
-		"A user sees their own leases, root sees all.\n\n"
-		"  -s, --socket PATH  the broker's socket (default: RAILBIND_SOCKET, else\n"
-		"                     /run/railbind/railbind.sock)\n"
-		"      --reload       ask the broker to reload its config and topology (root)\n"
-		"      --watch        print a line each time the plan changes, until killed\n"
-		"  -j, --json         machine-readable JSON on stdout\n"
-		"  -p, --pretty       indent the JSON\n"
-		"  -h, --help         this help\n", rb_prog);
-}
-
-static const char *or_dash(const char *s)
-{
-	return s ? s : "-";
-}
-
-static void print_text(struct json_object *doc)
+static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *broker = NULL, *module = NULL, *leases = NULL, *refresh = NULL;
 	size_t i, n;
 
+	(void)details;
 	json_object_object_get_ex(doc, "broker", &broker);
 	json_object_object_get_ex(doc, "module", &module);
 	json_object_object_get_ex(doc, "leases", &leases);
 	if (broker && json_object_is_type(broker, json_type_object))
-		printf("broker:     running, pid %s, version %s, socket %s, source %s\n",
-		       or_dash(rb_jstr(broker, "pid")), or_dash(rb_jstr(broker, "version")),
-		       or_dash(rb_jstr(broker, "socket")), or_dash(rb_jstr(broker, "source")));
+		fprintf(f, "broker:     running, pid %s, version %s, socket %s, source %s\n",
+		        rb_js(broker, "pid"), rb_js(broker, "version"),
+		        rb_js(broker, "socket"), rb_js(broker, "source"));
 	else
-		printf("broker:     not running (%s)\n", or_dash(rb_jstr(doc, "error")));
+		fprintf(f, "broker:     not running (%s)\n", rb_js(doc, "error"));
 	if (json_object_get_boolean(json_object_object_get(module, "loaded")))
-		printf("module:     loaded, generation %s\n", or_dash(rb_jstr(module, "generation")));
+		fprintf(f, "module:     loaded, generation %s\n", rb_js(module, "generation"));
 	else
-		printf("module:     absent: the topology comes from sysfs and hwloc alone\n");
+		fprintf(f, "module:     absent: the topology comes from sysfs and hwloc alone\n");
 	if (!broker || !json_object_is_type(broker, json_type_object))
 		return;
-	printf("generation: %s\nplan age:   %.1f s\nranks:      %s\n",
-	       or_dash(rb_jstr(doc, "generation")),
-	       json_object_get_double(json_object_object_get(doc, "plan_age_s")),
-	       or_dash(rb_jstr(doc, "ranks")));
+	fprintf(f, "generation: %s\nplan age:   %.1f s\nranks:      %s\n",
+	        rb_js(doc, "generation"),
+	        json_object_get_double(json_object_object_get(doc, "plan_age_s")),
+	        rb_js(doc, "ranks"));
 	if (json_object_object_get_ex(doc, "refresh", &refresh) &&
 	    json_object_is_type(refresh, json_type_object) && rb_jstr(refresh, "error"))
-		printf("refresh:    failed (%s): %s; serving the last good plan\n",
-		       or_dash(rb_jstr(refresh, "reason")), rb_jstr(refresh, "error"));
+		fprintf(f, "refresh:    failed (%s): %s; serving the last good plan\n",
+		        rb_js(refresh, "reason"), rb_jstr(refresh, "error"));
 	n = leases ? json_object_array_length(leases) : 0;
-	printf("leases:     %zu\n", n);
+	fprintf(f, "leases:     %zu\n", n);
 	if (n)
-		printf("  %-16s %-5s %-8s %-8s %-13s %s\n", "job", "rank", "pid", "uid", "gpu", "cpus");
+		fprintf(f, "  %-16s %-5s %-8s %-8s %-13s %s\n", "job", "rank", "pid", "uid", "gpu", "cpus");
 	for (i = 0; i < n; i++) {
 		struct json_object *l = json_object_array_get_idx(leases, i);
 
-		printf("  %-16s %-5s %-8s %-8s %-13s %s\n", or_dash(rb_jstr(l, "job")),
-		       or_dash(rb_jstr(l, "rank")), or_dash(rb_jstr(l, "pid")),
-		       or_dash(rb_jstr(l, "uid")), or_dash(rb_jstr(l, "gpu")),
-		       or_dash(rb_jstr(l, "cpus")));
+		fprintf(f, "  %-16s %-5s %-8s %-8s %-13s %s\n", rb_js(l, "job"),
+		        rb_js(l, "rank"), rb_js(l, "pid"),
+		        rb_js(l, "uid"), rb_js(l, "gpu"),
+		        rb_js(l, "cpus"));
 	}
 }
 
@@ -125,59 +105,66 @@ static int watch(const char *path)
 	return RB_EXIT_OK;
 }
 
+static const struct rb_opt opts[] = {
+	{ .val = 's' },
+	{ OPT_RELOAD, no_argument, "reload",
+	  "      --reload       ask the broker to reload its config and topology (root)\n" },
+	{ OPT_WATCH, no_argument, "watch",
+	  "      --watch        print a line each time the plan changes, until killed\n" },
+	{ .val = 'j' },
+	{ .val = 'p' },
+	{ .val = 'h' },
+	{ 0 }
+};
+
+/* --reload and --watch. */
+struct request {
+	bool reload, watch;
+};
+
+static int own_opt(int c, const char *arg, void *data)
+{
+	struct request *rq = data;
+
+	(void)arg;
+	if (c == OPT_RELOAD)
+		rq->reload = true;
+	else
+		rq->watch = true;
+	return 0;
+}
+
+static const struct rb_verb verb = {
+	.name = "status",
+	.synopsis = "[OPTIONS]",
+	.about = "Show the broker (railbindd), the kernel module, the plan's generation and\n"
+		 "age, and the leases: which process holds which local rank of which job.\n"
+		 "A user sees their own leases, root sees all.\n",
+	.family = RB_PLAIN,
+	.opts = opts,
+	.opt = own_opt,
+	.text = print_text,
+};
+
 int cmd_status(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "reload", no_argument, NULL, OPT_RELOAD },
-		{ "watch", no_argument, NULL, OPT_WATCH },
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *socket_opt = NULL, *path;
+	struct request rq = { false, false };
+	struct rb_opts o = { 0 };
 	struct json_object *doc = NULL, *v;
-	bool json = false, pretty = false, reload = false, watching = false;
+	const char *path;
 	char req[64];
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+hs:jp", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			socket_opt = optarg;
-			break;
-		case OPT_RELOAD:
-			reload = true;
-			break;
-		case OPT_WATCH:
-			watching = true;
-			break;
-		case 'p':
-			pretty = true;
-			/* fall through */
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return RB_EXIT_OK;
-		default:
-			usage(stderr);
-			return RB_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		rb_error("status: unexpected argument \"%s\"", argv[optind]);
-		return RB_EXIT_USAGE;
-	}
-	path = aff_socket_path(socket_opt);
-	if (watching)
+	rc = rb_getopt(&verb, argc, argv, &o, &rq);
+	if (rc >= 0)
+		return rc;
+	path = aff_socket_path(o.socket);
+	if (rq.watch)
 		return watch(path);
 	snprintf(req, sizeof(req), "{\"v\":%d,\"op\":\"%s\"}", AFF_PROTO_VERSION,
-		 reload ? "reload" : "status");
+		 rq.reload ? "reload" : "status");
 	rc = aff_broker_call(path, req, 2000, &doc);
-	if (reload) {
+	if (rq.reload) {
 		if (rc < 0) {
 			rb_error("status: --reload: no broker at %s: %s", path, strerror(-rc));
 			return RB_EXIT_FAIL;
@@ -216,18 +203,10 @@ int cmd_status(int argc, char **argv)
 	/* The module as this host sees it, whoever answered. */
 	if (!json_object_object_get_ex(doc, "module", &v))
 		json_object_object_add(doc, "module", module_info());
-	if (json) {
-		char *s = NULL;
-
-		json_object_object_del(doc, "v");
-		json_object_object_del(doc, "ok");
-		json_object_object_del(doc, "id");
-		c = aff_json_string(doc, pretty ? AFF_JSON_PRETTY : 0, &s);
-		c = rb_print_json(c, s);
-	} else {
-		print_text(doc);
-		json_object_put(doc);
-		c = fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
-	}
+	/* The reply's framing is not the status. */
+	json_object_object_del(doc, "v");
+	json_object_object_del(doc, "ok");
+	json_object_object_del(doc, "id");
+	c = rb_emit(&verb, &o, doc, RB_EXIT_OK);
 	return rc < 0 ? RB_EXIT_FAIL : c;
 }

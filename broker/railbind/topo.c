@@ -4,7 +4,6 @@
  * text is printed from the same JSON document --json prints, so the two
  * cannot say different things.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,55 +16,48 @@ enum {
 	OPT_SVG = 0x200,
 };
 
-static void usage(FILE *f)
+static const struct rb_opt opts[] = {
+	RB_OPTS_COMMON,
+	{ OPT_SVG, required_argument, "svg",
+	  "      --svg FILE     draw the node into FILE (SVG): sockets, NUMA nodes, root\n"
+	  "                     complexes, switches, GPUs, NICs, NVLink; each rank's\n"
+	  "                     GPU and NIC in one colour, pairs the audit fails in red\n" },
+	{ 0 }
+};
+
+static int own_opt(int c, const char *arg, void *data)
 {
-	fprintf(f, "Usage: %s topo [OPTIONS]\n"
-		"Show the path class between every two GPUs, every GPU and rail NIC and every\n"
-		"two rail NICs, each GPU's CPU and NUMA affinity, UUID and MIG instances, like\n"
-		"nvidia-smi topo -m (NVLink and XGMI from NVML and ROCm SMI where installed).\n\n"
-		RB_COMMON_HELP
-		"      --svg FILE     draw the node into FILE (SVG): sockets, NUMA nodes, root\n"
-		"                     complexes, switches, GPUs, NICs, NVLink; each rank's\n"
-		"                     GPU and NIC in one colour, pairs the audit fails in red\n",
-		rb_prog);
+	(void)c;	/* --svg, its only one */
+	*(const char **)data = arg;
+	return 0;
 }
+
+static const struct rb_verb verb = {
+	.name = "topo",
+	.synopsis = "[OPTIONS]",
+	.about = "Show the path class between every two GPUs, every GPU and rail NIC and every\n"
+		 "two rail NICs, each GPU's CPU and NUMA affinity, UUID and MIG instances, like\n"
+		 "nvidia-smi topo -m (NVLink and XGMI from NVML and ROCm SMI where installed).\n",
+	.family = RB_PLAIN,
+	.opts = opts,
+	.opt = own_opt,
+	.text = rb_topo_text,
+};
 
 int cmd_topo(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		RB_COMMON_LONG,
-		{ "svg", required_argument, NULL, OPT_SVG },
-		{ 0 }
-	};
 	/* The matrix wants what NVML and ROCm SMI know (no effect on a file). */
 	struct rb_opts o = { .load_flags = AFF_LOAD_GPU_LIBS };
 	const char *svg = NULL;
 	char err[1024] = "";
 	struct aff_ctx *ctx = NULL;
 	struct aff_topo *topo = NULL;
-	struct json_object *doc;
 	char *text = NULL;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "+h" RB_COMMON_SHORT, longopts,
-				NULL)) != -1) {
-		if (rb_common_opt(c, optarg, &o))
-			continue;
-		if (c == OPT_SVG) {
-			svg = optarg;
-			continue;
-		}
-		if (c == 'h') {
-			usage(stdout);
-			return RB_EXIT_OK;
-		}
-		usage(stderr);
-		return RB_EXIT_USAGE;
-	}
-	if (optind < argc) {
-		rb_error("topo: unexpected argument \"%s\"", argv[optind]);
-		return RB_EXIT_USAGE;
-	}
+	rc = rb_getopt(&verb, argc, argv, &o, &svg);
+	if (rc >= 0)
+		return rc;
 	/* With --input, in a child: no file can take the command down. */
 	rc = rb_contain(&o, "topo", RB_EXIT_FAIL);
 	if (rc >= 0)
@@ -90,8 +82,7 @@ int cmd_topo(int argc, char **argv)
 		return rc < 0 ? RB_EXIT_FAIL : RB_EXIT_OK;
 	}
 	rc = aff_topo_json(topo, 0, &text);
-	doc = rb_doc(rc, text);
-	rc = rb_emit(doc, &o, rb_topo_text);
+	rc = rb_emit(&verb, &o, rb_doc(rc, text), RB_EXIT_OK);
 	aff_topo_unref(topo);
 	aff_ctx_unref(ctx);
 	return rc;

@@ -32,17 +32,17 @@ static const char *cell(struct json_object *m, size_t r, size_t c)
 	return s ? s : "?";
 }
 
-static void affinity(struct json_object *dev)
+static void affinity(FILE *f, struct json_object *dev)
 {
 	const char *cpus = rb_jstr(dev, "cpus"), *numa = rb_jstr(dev, "numa");
 
 	if (rb_jget(dev, "index"))
-		printf(" %-20s %s", cpus ? cpus : "unknown", numa ? numa : "unknown");
+		fprintf(f, " %-20s %s", cpus ? cpus : "unknown", numa ? numa : "unknown");
 	else
-		printf(" %-20s %s", "", numa ? numa : "unknown");
+		fprintf(f, " %-20s %s", "", numa ? numa : "unknown");
 }
 
-static void matrix(struct json_object *doc)
+static void matrix(FILE *f, struct json_object *doc)
 {
 	struct json_object *gpus = rb_jget(doc, "gpus"), *nics = rb_jget(doc, "nics");
 	struct json_object *gp = rb_jget(doc, "gpu_paths"), *np = rb_jget(doc, "nic_paths");
@@ -50,36 +50,36 @@ static void matrix(struct json_object *doc)
 	size_t ng = json_object_array_length(gpus), nn = json_object_array_length(nics);
 	size_t r, c;
 
-	printf("%-7s", "");
+	fprintf(f, "%-7s", "");
 	for (c = 0; c < ng; c++)
-		printf(" GPU%-3zu", c);
+		fprintf(f, " GPU%-3zu", c);
 	for (c = 0; c < nn; c++)
-		printf(" NIC%-3zu", c);
-	printf(" %-20s %s\n", "CPU Affinity", "NUMA Affinity");
+		fprintf(f, " NIC%-3zu", c);
+	fprintf(f, " %-20s %s\n", "CPU Affinity", "NUMA Affinity");
 	for (r = 0; r < ng; r++) {
-		printf("GPU%-4zu", r);
+		fprintf(f, "GPU%-4zu", r);
 		for (c = 0; c < ng; c++)
-			printf(" %-6s", gp ? cell(gp, r, c) : r == c ? "X" : "?");
+			fprintf(f, " %-6s", gp ? cell(gp, r, c) : r == c ? "X" : "?");
 		for (c = 0; c < nn; c++)
-			printf(" %-6s", cell(paths, r, c));
-		affinity(json_object_array_get_idx(gpus, r));
-		putchar('\n');
+			fprintf(f, " %-6s", cell(paths, r, c));
+		affinity(f, json_object_array_get_idx(gpus, r));
+		fputc('\n', f);
 	}
 	for (r = 0; r < nn; r++) {
-		printf("NIC%-4zu", r);
+		fprintf(f, "NIC%-4zu", r);
 		for (c = 0; c < ng; c++)
-			printf(" %-6s", cell(paths, c, r));
+			fprintf(f, " %-6s", cell(paths, c, r));
 		for (c = 0; c < nn; c++)
-			printf(" %-6s", np ? cell(np, r, c) : r == c ? "X" : "?");
-		affinity(json_object_array_get_idx(nics, r));
-		putchar('\n');
+			fprintf(f, " %-6s", np ? cell(np, r, c) : r == c ? "X" : "?");
+		affinity(f, json_object_array_get_idx(nics, r));
+		fputc('\n', f);
 	}
 	if (!ng)
-		printf("(no GPU or accelerator)\n");
+		fprintf(f, "(no GPU or accelerator)\n");
 }
 
 /* "NV12 to 4 NVSwitch links..." for -d: each far end of the GPU's links. */
-static void links(struct json_object *g)
+static void links(FILE *f, struct json_object *g)
 {
 	struct json_object *nv = rb_jget(g, "nvlinks"), *x = rb_jget(g, "xgmi");
 	size_t i;
@@ -88,22 +88,22 @@ static void links(struct json_object *g)
 		struct json_object *l = json_object_array_get_idx(nv, i);
 		const char *remote = rb_jstr(l, "remote");
 
-		printf("        NVLink x%s to %s %s\n", rb_jstr(l, "links"), rb_jstr(l, "type"),
-		       remote ? remote : "(address unknown)");
+		fprintf(f, "        NVLink x%s to %s %s\n", rb_jstr(l, "links"), rb_jstr(l, "type"),
+		        remote ? remote : "(address unknown)");
 	}
 	for (i = 0; x && i < json_object_array_length(x); i++) {
 		struct json_object *l = json_object_array_get_idx(x, i);
 
-		printf("        XGMI to %s, %s hop(s), weight %s\n", rb_jstr(l, "remote"),
-		       rb_jstr(l, "hops"), rb_jstr(l, "weight"));
+		fprintf(f, "        XGMI to %s, %s hop(s), weight %s\n", rb_jstr(l, "remote"),
+		        rb_jstr(l, "hops"), rb_jstr(l, "weight"));
 	}
 }
 
-static void gpu_list(struct json_object *gpus, int details)
+static void gpu_list(FILE *f, struct json_object *gpus, int details)
 {
 	size_t g, i;
 
-	printf("\nGPUs:\n");
+	fprintf(f, "\nGPUs:\n");
 	for (g = 0; g < json_object_array_length(gpus); g++) {
 		struct json_object *j = json_object_array_get_idx(gpus, g);
 		struct json_object *mig = rb_jget(j, "mig"), *part = rb_jget(j, "partition");
@@ -111,36 +111,36 @@ static void gpu_list(struct json_object *gpus, int details)
 		const char *uuid = rb_jstr(j, "uuid"), *minor = rb_jstr(j, "minor");
 		const char *c2c = rb_jstr(j, "c2c");
 
-		printf("  GPU%zu: %s", g, rb_jstr(j, "pci"));
+		fprintf(f, "  GPU%zu: %s", g, rb_jstr(j, "pci"));
 		if (uuid)
-			printf(" %s", uuid);
+			fprintf(f, " %s", uuid);
 		if (minor)
-			printf(" minor %s", minor);
+			fprintf(f, " minor %s", minor);
 		if (mig && strcmp(rb_jstr(mig, "mode"), "unsupported"))
-			printf(" MIG %s", rb_jstr(mig, "mode"));
+			fprintf(f, " MIG %s", rb_jstr(mig, "mode"));
 		if (c2c && !strcmp(c2c, "true"))
-			printf(" C2C");
+			fprintf(f, " C2C");
 		if (part)
-			printf(" partition %s/%s", rb_jstr(part, "compute") ? rb_jstr(part, "compute") : "?",
-			       rb_jstr(part, "memory") ? rb_jstr(part, "memory") : "?");
-		putchar('\n');
+			fprintf(f, " partition %s/%s", rb_jstr(part, "compute") ? rb_jstr(part, "compute") : "?",
+			        rb_jstr(part, "memory") ? rb_jstr(part, "memory") : "?");
+		fputc('\n', f);
 		for (i = 0; devs && i < json_object_array_length(devs); i++) {
 			struct json_object *d = json_object_array_get_idx(devs, i);
 
-			printf("        %s (GPU instance %s, compute instance %s)\n",
-			       rb_jstr(d, "uuid"), rb_jstr(d, "gi") ? rb_jstr(d, "gi") : "?",
-			       rb_jstr(d, "ci") ? rb_jstr(d, "ci") : "?");
+			fprintf(f, "        %s (GPU instance %s, compute instance %s)\n",
+			        rb_jstr(d, "uuid"), rb_jstr(d, "gi") ? rb_jstr(d, "gi") : "?",
+			        rb_jstr(d, "ci") ? rb_jstr(d, "ci") : "?");
 		}
 		if (details)
-			links(j);
+			links(f, j);
 	}
 }
 
-static void nic_list(struct json_object *nics, int details)
+static void nic_list(FILE *f, struct json_object *nics, int details)
 {
 	size_t n;
 
-	printf("NICs:\n");
+	fprintf(f, "NICs:\n");
 	for (n = 0; n < json_object_array_length(nics); n++) {
 		struct json_object *nj = json_object_array_get_idx(nics, n);
 		const char *name = rb_jstr(nj, "name"), *pci = rb_jstr(nj, "pci");
@@ -157,29 +157,29 @@ static void nic_list(struct json_object *nics, int details)
 		/* A port past the first is its own rail: mlx4_0:2. */
 		snprintf(label, sizeof(label), "%s%s%s", name ? name : "-", other_port ? ":" : "",
 			 other_port ? port : "");
-		printf("  NIC%zu: %-10s %s", n, label, pci ? pci : "(no PCI address)");
+		fprintf(f, "  NIC%zu: %-10s %s", n, label, pci ? pci : "(no PCI address)");
 		if (netdev)
-			printf(" %s", netdev);
+			fprintf(f, " %s", netdev);
 		if (details) {
-			printf(" numa %s%s", numa ? numa : "unknown",
-			       json_object_get_boolean(rdma) ? "" : " (no RDMA)");
+			fprintf(f, " numa %s%s", numa ? numa : "unknown",
+			        json_object_get_boolean(rdma) ? "" : " (no RDMA)");
 			if (port)
-				printf(" port %s", port);
+				fprintf(f, " port %s", port);
 			if (state)
-				printf(" %s", state);
+				fprintf(f, " %s", state);
 			if (rate)
-				printf(" %s Gb/s", rate);
+				fprintf(f, " %s Gb/s", rate);
 		}
 		if (excl)
-			printf(" (left out of the plan: %s)", excl);
-		putchar('\n');
+			fprintf(f, " (left out of the plan: %s)", excl);
+		fputc('\n', f);
 	}
 	if (!json_object_array_length(nics))
-		printf("  (no rail NIC)\n");
+		fprintf(f, "  (no rail NIC)\n");
 }
 
 /* With -d, the GPU x NIC pairs NCCL classes differently (nccl_paths, when present). */
-static void nccl_differences(struct json_object *doc)
+static void nccl_differences(FILE *f, struct json_object *doc)
 {
 	struct json_object *paths = rb_jget(doc, "paths"), *nccl = rb_jget(doc, "nccl_paths");
 	size_t g, n;
@@ -192,30 +192,30 @@ static void nccl_differences(struct json_object *doc)
 			if (!strcmp(a, b))
 				continue;
 			if (!any)
-				printf("\nNCCL's own class where it differs:\n");
+				fprintf(f, "\nNCCL's own class where it differs:\n");
 			any = true;
-			printf("  GPU%zu-NIC%zu: %s (here %s)\n", g, n, b, a);
+			fprintf(f, "  GPU%zu-NIC%zu: %s (here %s)\n", g, n, b, a);
 		}
 }
 
-void rb_topo_text(struct json_object *doc, int details)
+void rb_topo_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *warns = rb_jget(doc, "warnings");
 	size_t i;
 
-	matrix(doc);
-	gpu_list(rb_jget(doc, "gpus"), details);
-	nic_list(rb_jget(doc, "nics"), details);
+	matrix(f, doc);
+	gpu_list(f, rb_jget(doc, "gpus"), details);
+	nic_list(f, rb_jget(doc, "nics"), details);
 	if (details)
-		nccl_differences(doc);
-	printf("\n%s", legend);
+		nccl_differences(f, doc);
+	fprintf(f, "\n%s", legend);
 	if (rb_jget(doc, "nccl_paths"))
-		printf("NCCL has no NODE (it says PHB) and flattens Broadcom two-level switches;\n"
-		       "-d shows its own class of each pair where it differs, --json all of them\n"
-		       "(nccl_paths).\n");
+		fprintf(f, "NCCL has no NODE (it says PHB) and flattens Broadcom two-level switches;\n"
+		        "-d shows its own class of each pair where it differs, --json all of them\n"
+		        "(nccl_paths).\n");
 	for (i = 0; warns && i < json_object_array_length(warns); i++) {
 		struct json_object *w = json_object_array_get_idx(warns, i);
 
-		printf("%swarning: %s: %s\n", i ? "" : "\n", rb_jstr(w, "id"), rb_jstr(w, "message"));
+		fprintf(f, "%swarning: %s: %s\n", i ? "" : "\n", rb_jstr(w, "id"), rb_jstr(w, "message"));
 	}
 }

@@ -4,10 +4,11 @@
 #define RAILBIND_TOPO_MATRIX_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct json_object;
 
 /* The text of railbind topo, from its railbind.topo/1 document. */
-void rb_topo_text(struct json_object *doc, int details);
+void rb_topo_text(FILE *f, struct json_object *doc, int details);
 
 #endif

@@ -199,42 +199,6 @@ int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
 	return rc;
 }
 
-bool rb_common_opt(int c, const char *arg, struct rb_opts *o)
-{
-	switch (c) {
-	case 'i':
-		o->input = arg;
-		return true;
-	case 'c':
-		o->config = arg;
-		return true;
-	case RB_OPT_ROOT:
-		o->root = arg;
-		return true;
-	case 'j':
-		o->json = true;
-		return true;
-	case 'p':
-		o->pretty = o->json = true;
-		return true;
-	case 'd':
-		o->details++;
-		return true;
-	}
-	return false;
-}
-
-int rb_print_json(int rc, char *doc)
-{
-	if (rc < 0) {
-		rb_error("cannot write JSON: %s", strerror(-rc));
-		return RB_EXIT_FAIL;
-	}
-	puts(doc);
-	free(doc);
-	return fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
-}
-
 const char *rb_jstr(struct json_object *o, const char *key)
 {
 	struct json_object *v;
@@ -259,21 +223,6 @@ struct json_object *rb_jget(struct json_object *o, const char *key)
 	if (o)
 		json_object_object_get_ex(o, key, &v);
 	return v;
-}
-
-int rb_emit(struct json_object *doc, const struct rb_opts *o,
-	    void (*text)(struct json_object *doc, int details))
-{
-	char *s = NULL;
-	int rc;
-
-	if (o->json) {
-		rc = aff_json_string(doc, o->pretty ? AFF_JSON_PRETTY : 0, &s);
-		return rb_print_json(rc, s);
-	}
-	text(doc, o->details);
-	json_object_put(doc);
-	return fflush(stdout) ? RB_EXIT_FAIL : RB_EXIT_OK;
 }
 
 bool rb_color(FILE *f)

@@ -3,13 +3,12 @@
  * railbind verify: are the running ranks on the GPU, NIC, CPUs and memory
  * their plan or lease gave them. The library reads and judges
  * (libaffinity/verify*.c); this prints its railbind.verify/1 document as
- * text, JSON, Prometheus or NFD through the audit's output path (report.c).
+ * text, JSON, Prometheus or NFD through the one output path (emit.c).
  * Exit codes are the audit's: 0 ok, 1 warnings, 2 a mis-bound rank, 3 nothing
  * could be judged, bad input, or a bad command line.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,21 +21,6 @@ enum {
 	OPT_PID = 0x200,
 	OPT_NO_BROKER,
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: %s verify [OPTIONS] [PID...]\n"
-		"Check that the running processes that use a GPU or an RDMA device are on the\n"
-		"GPU, NIC, CPUs and memory their plan or their broker lease gives them.\n"
-		"As a user: your own processes; as root: all. Nothing is changed.\n"
-		"Exit: 0 ok, 1 warnings, 2 a mis-bound rank, 3 nothing judged (or bad input).\n\n"
-		"  -a, --all          every process that holds a GPU or RDMA device (default)\n"
-		"      --pid PID[,PID...]  only these processes (also as arguments)\n"
-		"  -s, --socket PATH  the broker to ask for leases (default: RAILBIND_SOCKET,\n"
-		"                     else run/railbind/railbind.sock under --root)\n"
-		"      --no-broker    do not ask the broker; read its lease file only\n"
-		RB_COMMON_HELP RB_REPORT_HELP, rb_prog);
-}
 
 /* ---- text ---- */
 
@@ -269,13 +253,6 @@ static void print_nfd(FILE *f, struct json_object *doc)
 		fprintf(f, "railbind.verify.%s=%s\n", id, json_object_get_string(v));
 }
 
-static const struct rb_report report = {
-	.cmd = "verify",
-	.text = print_text,
-	.prom = print_prom,
-	.nfd = print_nfd,
-};
-
 /* ---- the command ---- */
 
 /* "123" or "1,2,3" into pids; -EINVAL (said) on anything else. */
@@ -313,94 +290,113 @@ static int add_pids(const char *arg, pid_t **pids, size_t *n)
 	}
 }
 
-int cmd_verify(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		RB_COMMON_LONG,
-		RB_REPORT_LONG,
-		{ "all", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "socket", required_argument, NULL, 's' },
-		{ "no-broker", no_argument, NULL, OPT_NO_BROKER },
-		{ 0 }
-	};
-	struct aff_verify_spec spec = { .uid = -1 };
-	struct rb_opts o = { 0 };
-	struct rb_report_opts r = { 0 };
-	struct aff_ctx *ctx = NULL;
-	struct aff_topo *topo = NULL;
-	struct aff_verify *v = NULL;
-	struct json_object *doc;
-	pid_t *pids = NULL;
-	size_t npids = 0;
-	bool all = false;
-	char err[1024] = "", *text = NULL;
-	int c, rc = 0;
+static const struct rb_opt opts[] = {
+	{ 'a', no_argument, "all",
+	  "  -a, --all          every process that holds a GPU or RDMA device (default)\n" },
+	{ OPT_PID, required_argument, "pid",
+	  "      --pid PID[,PID...]  only these processes (also as arguments)\n" },
+	{ .val = 's',
+	  .help = "  -s, --socket PATH  the broker to ask for leases (default: RAILBIND_SOCKET,\n"
+		  "                     else run/railbind/railbind.sock under --root)\n" },
+	{ OPT_NO_BROKER, no_argument, "no-broker",
+	  "      --no-broker    do not ask the broker; read its lease file only\n" },
+	RB_OPTS_COMMON,
+	RB_OPTS_REPORT,
+	{ 0 }
+};
 
-	while ((c = getopt_long(argc, argv, "+has:" RB_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (rb_common_opt(c, optarg, &o) || rb_report_opt(c, optarg, &r))
-			continue;
-		switch (c) {
-		case 'a':
-			all = true;
-			break;
-		case OPT_PID:
-			rc = add_pids(optarg, &pids, &npids);
-			break;
-		case 's':
-			spec.socket = optarg;
-			break;
-		case OPT_NO_BROKER:
-			spec.flags |= AFF_VERIFY_NO_BROKER;
-			break;
-		case 'h':
-			usage(stdout);
-			free(pids);
-			return RB_EXIT_OK;
-		default:
-			usage(stderr);
-			free(pids);
-			return RB_EXIT_UNKNOWN;
-		}
-		if (rc < 0)
-			break;
+/* What the command line asks for besides the common options. */
+struct request {
+	struct aff_verify_spec spec;
+	pid_t *pids;
+	size_t npids;
+	bool all;
+};
+
+static int own_opt(int c, const char *arg, void *data)
+{
+	struct request *rq = data;
+
+	if (c == 'a') {
+		rq->all = true;
+		return 0;
 	}
-	for (; rc == 0 && optind < argc; optind++)
-		rc = add_pids(argv[optind], &pids, &npids);
-	if (!rc && all && npids) {
+	if (c == OPT_PID)
+		return add_pids(arg, &rq->pids, &rq->npids);
+	rq->spec.flags |= AFF_VERIFY_NO_BROKER;
+	return 0;
+}
+
+static int pid_args(int argc, char **argv, void *data)
+{
+	struct request *rq = data;
+	int i, rc = 0;
+
+	for (i = 0; rc == 0 && i < argc; i++)
+		rc = add_pids(argv[i], &rq->pids, &rq->npids);
+	if (!rc && rq->all && rq->npids) {
 		rb_error("verify: --all and process ids exclude each other");
 		rc = -EINVAL;
 	}
-	if (rc < 0 || rb_report_check(&r, &o, "verify") < 0) {
-		free(pids);
-		return RB_EXIT_UNKNOWN;
-	}
-	/* With --input, in a child: no file can take the command down. */
-	rc = rb_contain(&o, "verify", RB_EXIT_UNKNOWN);
+	return rc;
+}
+
+static const struct rb_verb verb = {
+	.name = "verify",
+	.synopsis = "[OPTIONS] [PID...]",
+	.about = "Check that the running processes that use a GPU or an RDMA device are on the\n"
+		 "GPU, NIC, CPUs and memory their plan or their broker lease gives them.\n"
+		 "As a user: your own processes; as root: all. Nothing is changed.\n"
+		 "Exit: 0 ok, 1 warnings, 2 a mis-bound rank, 3 nothing judged (or bad input).\n",
+	.family = RB_CHECK,
+	.opts = opts,
+	.opt = own_opt,
+	.args = pid_args,
+	.text = print_text,
+	.prom = print_prom,
+	.nfd = print_nfd,
+};
+
+int cmd_verify(int argc, char **argv)
+{
+	struct request rq = { .spec = { .uid = -1 } };
+	struct rb_opts o = { 0 };
+	struct aff_ctx *ctx = NULL;
+	struct aff_topo *topo = NULL;
+	struct aff_verify *v = NULL;
+	char err[1024] = "", *text = NULL;
+	int rc;
+
+	rc = rb_getopt(&verb, argc, argv, &o, &rq);
 	if (rc >= 0) {
-		free(pids);
+		free(rq.pids);
 		return rc;
 	}
-	if (!npids)
-		spec.flags |= AFF_VERIFY_ALL;
-	spec.pids = pids;
-	spec.npids = npids;
+	/* With --input, in a child: no file can take the command down. */
+	rc = rb_contain(&o, "verify", RB_CHECK_UNKNOWN);
+	if (rc >= 0) {
+		free(rq.pids);
+		return rc;
+	}
+	rq.spec.socket = o.socket;
+	if (!rq.npids)
+		rq.spec.flags |= AFF_VERIFY_ALL;
+	rq.spec.pids = rq.pids;
+	rq.spec.npids = rq.npids;
 	rc = rb_load(&o, &ctx, &topo);
 	if (rc >= 0) {
-		rc = aff_verify_run(topo, &spec, &v, err, sizeof(err));
+		rc = aff_verify_run(topo, &rq.spec, &v, err, sizeof(err));
 		if (rc < 0)
 			rb_error("%s", *err ? err : strerror(-rc));
 	}
 	aff_topo_unref(topo);
-	free(pids);
+	free(rq.pids);
 	if (rc < 0) {
 		aff_ctx_unref(ctx);
-		return RB_EXIT_UNKNOWN;
+		return RB_CHECK_UNKNOWN;
 	}
 	rc = aff_verify_json(v, 0, &text);
-	doc = rb_doc(rc, text);
-	rc = rb_report_emit(&report, doc, aff_verify_exit_code(v), &r, o.pretty, o.details);
-	json_object_put(doc);
+	rc = rb_emit(&verb, &o, rb_doc(rc, text), aff_verify_exit_code(v));
 	aff_verify_unref(v);
 	aff_ctx_unref(ctx);
 	return rc;

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The one output path of railbind's commands: one JSON document, printed as
+ * text for people, as the document itself (--json), as Prometheus text
+ * (--prom, and --prom-file for node_exporter's textfile collector) or as
+ * Node Feature Discovery lines (--nfd). Each command gives its printers
+ * (struct rb_verb); everything else (rendering into memory so nothing
+ * half-written reaches stdout, the atomic --prom-file) is here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "railbind.h"
+
+const char *rb_js(struct json_object *o, const char *key)
+{
+	const char *s = o ? rb_jstr(o, key) : NULL;
+
+	return s ? s : "-";
+}
+
+int rb_sev_value(const char *s)
+{
+	return (int)aff_sev_from_name(s);
+}
+
+void rb_prom_label(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n') {
+			fputs("\\n", f);
+			continue;
+		}
+		fputc(*s, f);
+	}
+}
+
+/* @doc in @fmt, in memory; NULL when out of memory. */
+static char *render(const struct rb_verb *v, struct json_object *doc, enum rb_fmt fmt,
+		    bool pretty, int details)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (fmt == RB_FMT_JSON) {
+		const char *s = json_object_to_json_string_ext(doc, pretty ?
+			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE :
+			JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		size_t n = strlen(s);
+
+		buf = malloc(n + 2);
+		if (buf) {
+			memcpy(buf, s, n);
+			memcpy(buf + n, "\n", 2);
+		}
+		return buf;
+	}
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (fmt == RB_FMT_PROM)
+		v->prom(f, doc);
+	else if (fmt == RB_FMT_NFD)
+		v->nfd(f, doc);
+	else
+		v->text(f, doc, details);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int rb_emit(const struct rb_verb *v, const struct rb_opts *o, struct json_object *doc,
+	    int code)
+{
+	char *out = doc ? render(v, doc, o->fmt, o->pretty, o->details) : NULL, *prom = NULL;
+	char err[1024] = "";
+	int rc;
+
+	if (doc && o->prom_file)
+		prom = render(v, doc, RB_FMT_PROM, false, 0);
+	json_object_put(doc);
+	if (!out || (o->prom_file && !prom)) {
+		rb_error("%s: %s", v->name, strerror(ENOMEM));
+		code = rb_fail_code(v);
+	} else if (o->prom_file &&
+		   /* Into a temporary file beside it, then renamed: node_exporter never
+		    * reads half. "-" is a file of that name, as it always was. */
+		   (rc = aff_write_atomic(v->name, strcmp(o->prom_file, "-") ? o->prom_file : "./-",
+					  prom, strlen(prom), err,
+					  sizeof(err))) < 0) {
+		rb_error("%s", *err ? err : strerror(-rc));
+		code = rb_fail_code(v);
+	} else if (fputs(out, stdout) < 0 || fflush(stdout)) {
+		rb_error("%s: cannot write the output: %s", v->name, strerror(errno));
+		code = rb_fail_code(v);
+	}
+	free(out);
+	free(prom);
+	return code;
+}
