@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "log.h"
 #include "railbindd.h"
 
 static struct aff_health *health;

@@ -37,6 +37,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "client.h"
+#include "log.h"
 #include "railbindd.h"
 
 /* Unread replies beyond which a client's next requests wait. */

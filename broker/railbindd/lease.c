@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 
+#include "log.h"
 #include "railbindd.h"
 #include "request.h"
 

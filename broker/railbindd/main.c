@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
+#include "log.h"
 #include "railbindd.h"
 
 #define DRAIN_MS 2000
@@ -26,32 +26,6 @@ static int ready_fd = -1;	/* the waiting parent, when daemonized */
 static int sig_fd = -1;
 static bool draining;
 static long long drain_deadline;
-
-void rbd_log(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (prio == LOG_DEBUG && conf.debug < 2)
-		return;
-	if (prio == LOG_INFO && !conf.debug && !conf.foreground)
-		return;
-	va_start(ap, fmt);
-	if (conf.foreground) {
-		fprintf(stderr, "railbindd: ");
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-	} else {
-		vsyslog(prio, fmt, ap);
-	}
-	va_end(ap);
-}
-
-void rbd_reload(const char *why)
-{
-	sd_notify(0, "RELOADING=1");
-	serve_refresh(why);
-	sd_notify(0, "READY=1");
-}
 
 static void drain_check(void *arg)
 {
@@ -62,7 +36,8 @@ static void drain_check(void *arg)
 		sched_add_timer(20, drain_check, NULL);
 }
 
-void rbd_quit(void)
+/* SIGTERM's path: drain, save, exit. */
+static void rbd_quit(void)
 {
 	if (draining)
 		return;
@@ -84,7 +59,7 @@ static void on_signal(int fd, uint32_t events, void *arg)
 	(void)arg;
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP)
-			rbd_reload("SIGHUP");
+			serve_reload("SIGHUP");
 		else
 			rbd_quit();
 	}
@@ -207,6 +182,7 @@ int main(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? EXIT_SUCCESS : 2;
+	rbd_log_init(conf.foreground, conf.debug);
 	if (!conf.foreground && (rc = daemonize()) < 0) {
 		fprintf(stderr, "railbindd: cannot start in the background: %s\n", strerror(-rc));
 		return EXIT_FAILURE;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "affinity.h"
+#include "log.h"
 #include "railbindd.h"
 
 static char *written;	/* the path last written, to notice a new one */

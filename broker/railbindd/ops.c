@@ -331,7 +331,7 @@ void ops_request(struct client *c, const char *line, size_t len)
 		} else {
 			struct json_object *r;
 
-			rbd_reload("reload request");
+			serve_reload("reload request");
 			/* A failed reload still serves the last good plan: say both. */
 			r = reply_new(rq.id);
 			json_object_object_add(r, "refresh", serve_refresh_status());

@@ -49,11 +49,6 @@ int conf_parse(int argc, char **argv);	/* <0: exit non-zero, 1: exit 0 */
 /* Whether a client's own CPU set narrows its plan (on for the live node). */
 bool conf_apply_limits(void);
 
-/* main.c */
-void rbd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rbd_quit(void);	/* SIGTERM's path: drain, save, exit */
-void rbd_reload(const char *why);
-
 /* sched.c: one epoll loop owning every fd and timer. */
 typedef void (*sched_fd_fn)(int fd, uint32_t events, void *arg);
 typedef void (*sched_timer_fn)(void *arg);
@@ -120,6 +115,8 @@ void serve_fini(void);
 /* Re-read config and topology; bump the generation when the plan changed.
  * A topology or config that cannot be read leaves the last good one. */
 int serve_refresh(const char *why);
+/* The same, told to systemd (RELOADING=1, then READY=1): SIGHUP, the reload op. */
+void serve_reload(const char *why);
 struct json_object *serve_refresh_status(void);
 unsigned long long serve_generation(void);
 double serve_plan_age(void);

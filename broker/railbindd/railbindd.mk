@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # railbindd, the broker, and its integration tests (tests/broker).
 # Needs TOP, BUILD, CC, CFLAGS, LDFLAGS, DEP_LIBS and the library's rules.
-RAILBINDD_SRCS := main.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
+RAILBINDD_SRCS := main.c log.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
 	udevmon.c
 RAILBINDD_SRCS += ncclout.c share.c gpuown.c
 # The link and port counters (tests/health), the verify op (tests/verify).

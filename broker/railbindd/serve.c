@@ -18,8 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <systemd/sd-daemon.h>
 
 #include "client.h"
+#include "log.h"
 #include "railbindd.h"
 
 #define CACHE_SIZE 64
@@ -543,6 +545,13 @@ enum rbd_sharing serve_gpu_sharing(void)
 	default:
 		return RBD_SHARING_AUTO;
 	}
+}
+
+void serve_reload(const char *why)
+{
+	sd_notify(0, "RELOADING=1");
+	serve_refresh(why);
+	sd_notify(0, "READY=1");
 }
 
 int serve_init(void)

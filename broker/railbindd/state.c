@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "affinity.h"
+#include "log.h"
 #include "railbindd.h"
 
 #define STATE_RETRY_MS 1000

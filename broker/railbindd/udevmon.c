@@ -15,6 +15,7 @@
 #include <libudev.h>
 #include <sys/epoll.h>
 
+#include "log.h"
 #include "railbindd.h"
 
 #define SETTLE_MS 100
