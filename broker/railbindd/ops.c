@@ -117,6 +117,7 @@ static void op_plan(struct client *c, const struct request *rq)
 {
 	struct json_object *v, *r, *id = rq->id;
 	const char *text = NULL, *error = NULL, *job = rq->job ? rq->job : "default";
+	const struct serve_rank *facts = NULL;
 	char *allowed, *visible, msg[1024];
 	bool isolate = rq->isolate, conn = rq->lease == RQ_LEASE_CONN, auth;
 	long rank = rq->rank;
@@ -134,26 +135,18 @@ static void op_plan(struct client *c, const struct request *rq)
 		}
 		goto out;
 	}
-	if (serve_rank(allowed, visible, isolate, rank, charge, c, &text, &error, msg,
+	if (serve_rank(allowed, visible, isolate, rank, charge, c, &facts, &error, msg,
 		       sizeof(msg)) < 0) {
 		ctl_send_error(c, id, error, "%s", msg);
 		goto out;
 	}
 	r = reply_new(id);
 	if (rq->lease != RQ_LEASE_NONE) {
-		struct json_object *rk = json_tokener_parse(text), *g = NULL, *cp = NULL;
 		bool shared;
 		int rc;
 
-		if (rk) {
-			json_object_object_get_ex(rk, "gpu", &g);
-			json_object_object_get_ex(rk, "cpus", &cp);
-		}
-		rc = lease_take(c, conn, job, rank,
-				json_object_get_string(json_object_object_get(g, "pci")),
-				json_object_get_string(cp), auth, &shared, &error, msg,
-				sizeof(msg));
-		json_object_put(rk);
+		rc = lease_take(c, conn, job, rank, facts->gpu, facts->cpus, auth, &shared, &error,
+				msg, sizeof(msg));
 		if (rc < 0) {
 			json_object_put(r);
 			ctl_send_error(c, id, error, "%s", msg);
@@ -171,7 +164,7 @@ static void op_plan(struct client *c, const struct request *rq)
 		}
 		json_object_object_add(r, "lease", v);
 	}
-	add_text(r, "rank", text);
+	add_text(r, "rank", facts->json);
 	ctl_send(c, r);
 out:
 	free(allowed);

@@ -147,10 +147,26 @@ int serve_visible_within(const char *claim, const char *own, const unsigned char
 			 char *msg, size_t msglen);
 /* Asked before a plan is computed for a client (a cache miss): may it? */
 typedef bool (*serve_charge_fn)(void *arg);
-/* Rank @rank's object (text) under these limits; or an error name and message. */
+/*
+ * What the plan gives one rank: its facts, for the broker's own decisions
+ * (a lease is of its GPU and CPUs), and its object of railbind.plan/1 as
+ * the reply carries it, serialised once from the same plan. Owned by the
+ * plan cache: valid until the next serve_*() call.
+ */
+struct serve_rank {
+	long rank;
+	const char *gpu;	/* PCI address */
+	const char *cpus;	/* Linux cpulist; NULL when unknown */
+	const char *mems;	/* NUMA nodes; NULL when unknown */
+	const char **nics;	/* rails, primary first; NULL-terminated */
+	size_t nnics;
+	const char *const *env;	/* NAME=VALUE, NULL-terminated */
+	char *json;		/* its object of railbind.plan/1 */
+};
+/* Rank @rank's facts under these limits; or an error name and message. */
 int serve_rank(const char *allowed, const char *visible, bool isolate, long rank,
 	       serve_charge_fn charge, void *arg,
-	       const char **text, const char **error, char *msg, size_t msglen);
+	       const struct serve_rank **facts, const char **error, char *msg, size_t msglen);
 int serve_plan(const char *allowed, const char *visible, bool isolate,
 	       serve_charge_fn charge, void *arg,
 	       const char **text, const char **error, char *msg, size_t msglen);

@@ -30,8 +30,9 @@ struct entry {
 	char *key;
 	int rc;			/* 0, or the negative errno of aff_plan_new() */
 	char *msg;		/* its message */
+	struct aff_plan *plan;	/* what the facts of its ranks point into */
 	char *doc;		/* railbind.plan/1 */
-	char **rank;		/* each rank's object */
+	struct serve_rank *rank;	/* each rank's facts */
 	size_t nrank;
 	unsigned long long used;
 };
@@ -56,19 +57,41 @@ static void entry_clear(struct entry *e)
 {
 	size_t i;
 
-	for (i = 0; i < e->nrank; i++)
-		free(e->rank[i]);
+	for (i = 0; e->rank && i < e->nrank; i++) {
+		free(e->rank[i].nics);
+		free(e->rank[i].json);
+	}
 	free(e->rank);
+	aff_plan_unref(e->plan);
 	free(e->key);
 	free(e->msg);
 	free(e->doc);
 	memset(e, 0, sizeof(*e));
 }
 
+/* Rank @k's facts, read from @plan through its getters; -ENOMEM. */
+static int rank_facts(struct aff_plan *plan, size_t k, struct serve_rank *r)
+{
+	size_t i;
+
+	r->rank = (long)k;
+	r->gpu = aff_plan_rank_gpu(plan, k);
+	r->cpus = aff_plan_rank_cpus(plan, k);
+	r->mems = aff_plan_rank_mems(plan, k);
+	r->env = aff_plan_rank_env(plan, k);
+	r->nnics = aff_plan_rank_nic_count(plan, k);
+	r->nics = calloc(r->nnics + 1, sizeof(*r->nics));
+	if (!r->nics)
+		return -ENOMEM;
+	for (i = 0; i < r->nnics; i++)
+		r->nics[i] = aff_plan_rank_nic(plan, k, i);
+	/* The protocol's rank object: serialised once, sent as it is to every asker. */
+	return aff_json_string(aff_plan_rank_object(plan, k), 0, &r->json);
+}
+
 static void compute(struct entry *e, const char *allowed, const char *visible, bool isolate)
 {
 	struct aff_plan_spec spec = { .allowed_cpus = allowed, .visible_gpus = visible };
-	struct aff_plan *plan = NULL;
 	char err[1024] = "";
 	size_t i;
 
@@ -79,21 +102,20 @@ static void compute(struct entry *e, const char *allowed, const char *visible, b
 		e->msg = strdup(topo_err);
 		return;
 	}
-	e->rc = aff_plan_new(topo, &spec, &plan, err, sizeof(err));
+	e->rc = aff_plan_new(topo, &spec, &e->plan, err, sizeof(err));
 	if (!e->rc)
-		e->rc = aff_plan_json(plan, 0, &e->doc);
+		e->rc = aff_plan_json(e->plan, 0, &e->doc);
 	if (!e->rc) {
-		e->nrank = aff_plan_rank_count(plan);
-		e->rank = calloc(e->nrank ? e->nrank : 1, sizeof(char *));
-		for (i = 0; e->rank && i < e->nrank; i++)
-			if (aff_json_string(aff_plan_rank_object(plan, i), 0, &e->rank[i]) < 0)
-				e->rc = -ENOMEM;
+		e->nrank = aff_plan_rank_count(e->plan);
+		e->rank = calloc(e->nrank ? e->nrank : 1, sizeof(*e->rank));
 		if (!e->rank)
 			e->rc = -ENOMEM;
+		for (i = 0; e->rank && i < e->nrank; i++)
+			if (rank_facts(e->plan, i, &e->rank[i]) < 0)
+				e->rc = -ENOMEM;
 	}
 	if (e->rc)
 		e->msg = strdup(*err ? err : strerror(-e->rc));
-	aff_plan_unref(plan);
 }
 
 /*
@@ -183,7 +205,7 @@ static struct entry *planned(const char *allowed, const char *visible, bool isol
 
 int serve_rank(const char *allowed, const char *visible, bool isolate, long rank,
 	       serve_charge_fn charge, void *arg,
-	       const char **text, const char **error, char *msg, size_t msglen)
+	       const struct serve_rank **facts, const char **error, char *msg, size_t msglen)
 {
 	int rc;
 	struct entry *e = planned(allowed, visible, isolate, charge, arg, error, msg, msglen,
@@ -197,7 +219,7 @@ int serve_rank(const char *allowed, const char *visible, bool isolate, long rank
 			 rank, e->nrank, e->nrank == 1 ? "" : "s");
 		return -ERANGE;
 	}
-	*text = e->rank[rank];
+	*facts = &e->rank[rank];
 	return 0;
 }
 
