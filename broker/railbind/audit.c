@@ -198,16 +198,12 @@ int cmd_audit(int argc, char **argv)
 	rc = rb_getopt(&verb, argc, argv, &o, NULL);
 	if (rc >= 0)
 		return rc;
-	/* With --input, in a child: no file can take the command down. */
-	rc = rb_contain(&o, "audit", RB_CHECK_UNKNOWN);
+	rc = rb_topology(&verb, &o, &ctx, &topo);
 	if (rc >= 0)
 		return rc;
-	rc = rb_load(&o, &ctx, &topo);
-	if (rc >= 0) {
-		rc = aff_audit_run(topo, NULL, 0, &a, err, sizeof(err));
-		if (rc < 0)
-			rb_error("%s", *err ? err : strerror(-rc));
-	}
+	rc = aff_audit_run(topo, NULL, 0, &a, err, sizeof(err));
+	if (rc < 0)
+		rb_error("%s", *err ? err : strerror(-rc));
 	aff_topo_unref(topo);
 	if (rc < 0) {
 		aff_ctx_unref(ctx);

@@ -45,15 +45,9 @@ int cmd_nccl_topo(int argc, char **argv)
 		rb_error("nccl-topo: empty output file name");
 		return RB_EXIT_USAGE;
 	}
-	/* With --input, in a child: no file can take the command down. */
-	rc = rb_contain(&o, "nccl-topo", RB_EXIT_FAIL);
+	rc = rb_topology(&verb, &o, &ctx, &topo);
 	if (rc >= 0)
 		return rc;
-	rc = rb_load(&o, &ctx, &topo);
-	if (rc < 0) {
-		aff_ctx_unref(ctx);
-		return RB_EXIT_FAIL;
-	}
 	rc = aff_topo_nccl_write(topo, o.output, err, sizeof(err));
 	if (rc < 0)
 		rb_error("%s", *err ? err : strerror(-rc));

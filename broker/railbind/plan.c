@@ -158,17 +158,12 @@ int cmd_plan(int argc, char **argv)
 	/* MIG instances are known to NVML only (the live node). */
 	if (aff_visible_needs_libs(spec.visible_gpus))
 		o.load_flags |= AFF_LOAD_GPU_LIBS;
-	/* With --input, in a child: no file can take the command down. */
-	rc = rb_contain(&o, "plan", RB_EXIT_FAIL);
+	rc = rb_topology(&verb, &o, &ctx, &topo);
 	if (rc >= 0)
 		return rc;
-	rc = rb_load(&o, &ctx, &topo);
-	if (rc >= 0) {
-		rc = aff_plan_new(topo, &spec, &plan, err, sizeof(err));
-		if (rc < 0)
-			rb_error("plan: %s", *err ? err : strerror(-rc));
-	}
+	rc = aff_plan_new(topo, &spec, &plan, err, sizeof(err));
 	if (rc < 0) {
+		rb_error("plan: %s", *err ? err : strerror(-rc));
 		aff_topo_unref(topo);
 		aff_ctx_unref(ctx);
 		return RB_EXIT_FAIL;

@@ -141,13 +141,6 @@ void rb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Context with the config loaded (--root, --config), or -errno, said on stderr. */
 int rb_ctx(const struct rb_opts *o, struct aff_ctx **ctx);
 /*
- * With --input, run the rest of the command in a child process, so that no
- * file can take it down: returns -1 in the child (and where no child can be
- * started), and in the parent the exit status to end with: the child's, or
- * @fail after a crash, said in one line (what was wrong with the file).
- */
-int rb_contain(const struct rb_opts *o, const char *cmd, int fail);
-/*
  * Before hwloc is first used by a command that reads only files: hwloc need
  * not load its discovery plugins (PCI, OpenCL, GL and X11, CUDA, NVML, ROCm
  * SMI, Level Zero), which an XML import does not use; loading them took a
@@ -155,9 +148,14 @@ int rb_contain(const struct rb_opts *o, const char *cmd, int fail);
  * added to the user's own).
  */
 void rb_xml_plugins_only(void);
-/* Context with the config loaded and the topology, or an exit code < 0. */
-int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
-	    struct aff_topo **topo);
+/*
+ * The context (config loaded) and topology of a command that reads one:
+ * the live node, or --input in a child process (rb_contain()). -1 to go on
+ * with both set, else the exit code to end with: the child's, or the
+ * command's error code (said on stderr).
+ */
+int rb_topology(const struct rb_verb *v, const struct rb_opts *o, struct aff_ctx **ctx,
+		struct aff_topo **topo);
 bool rb_color(FILE *f);
 /* A string member of a JSON object (numbers as text), or NULL. */
 const char *rb_jstr(struct json_object *o, const char *key);

@@ -58,15 +58,9 @@ int cmd_topo(int argc, char **argv)
 	rc = rb_getopt(&verb, argc, argv, &o, &svg);
 	if (rc >= 0)
 		return rc;
-	/* With --input, in a child: no file can take the command down. */
-	rc = rb_contain(&o, "topo", RB_EXIT_FAIL);
+	rc = rb_topology(&verb, &o, &ctx, &topo);
 	if (rc >= 0)
 		return rc;
-	rc = rb_load(&o, &ctx, &topo);
-	if (rc < 0) {
-		aff_ctx_unref(ctx);
-		return RB_EXIT_FAIL;
-	}
 	if (svg && o.json) {
 		rb_error("topo: --svg and --json both write a document; give one");
 		aff_topo_unref(topo);

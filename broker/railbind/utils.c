@@ -126,7 +126,13 @@ void rb_xml_plugins_only(void)
 	}
 }
 
-int rb_contain(const struct rb_opts *o, const char *cmd, int fail)
+/*
+ * With --input, run the rest of the command in a child process, so that no
+ * file can take it down: returns -1 in the child (and where no child can be
+ * started), and in the parent the exit status to end with: the child's, or
+ * @fail after a crash, said in one line (what was wrong with the file).
+ */
+static int rb_contain(const struct rb_opts *o, const char *cmd, int fail)
 {
 	static char held[65536];
 	pid_t pid, parent = getpid();
@@ -182,21 +188,32 @@ int rb_contain(const struct rb_opts *o, const char *cmd, int fail)
 	return fail;
 }
 
-int rb_load(const struct rb_opts *o, struct aff_ctx **ctx,
-	    struct aff_topo **topo)
+int rb_topology(const struct rb_verb *v, const struct rb_opts *o, struct aff_ctx **ctx,
+		struct aff_topo **topo)
 {
 	char err[1024] = "";
 	int rc;
 
+	*ctx = NULL;
 	*topo = NULL;
-	rc = rb_ctx(o, ctx);
-	if (rc < 0)
+	/* With --input, in a child: no file can take the command down. */
+	rc = rb_contain(o, v->name, rb_fail_code(v));
+	if (rc >= 0)
 		return rc;
-	rc = aff_topo_load(*ctx, o->input, o->load_flags | (contained ? AFF_LOAD_NO_FORK : 0),
-			   topo, err, sizeof(err));
-	if (rc < 0)
-		rb_error("%s", *err ? err : strerror(-rc));
-	return rc;
+	rc = rb_ctx(o, ctx);
+	if (rc >= 0) {
+		rc = aff_topo_load(*ctx, o->input,
+				   o->load_flags | (contained ? AFF_LOAD_NO_FORK : 0), topo, err,
+				   sizeof(err));
+		if (rc < 0)
+			rb_error("%s", *err ? err : strerror(-rc));
+	}
+	if (rc < 0) {
+		aff_ctx_unref(*ctx);
+		*ctx = NULL;
+		return rb_fail_code(v);
+	}
+	return -1;
 }
 
 const char *rb_jstr(struct json_object *o, const char *key)

@@ -372,8 +372,7 @@ int cmd_verify(int argc, char **argv)
 		free(rq.pids);
 		return rc;
 	}
-	/* With --input, in a child: no file can take the command down. */
-	rc = rb_contain(&o, "verify", RB_CHECK_UNKNOWN);
+	rc = rb_topology(&verb, &o, &ctx, &topo);
 	if (rc >= 0) {
 		free(rq.pids);
 		return rc;
@@ -383,12 +382,9 @@ int cmd_verify(int argc, char **argv)
 		rq.spec.flags |= AFF_VERIFY_ALL;
 	rq.spec.pids = rq.pids;
 	rq.spec.npids = rq.npids;
-	rc = rb_load(&o, &ctx, &topo);
-	if (rc >= 0) {
-		rc = aff_verify_run(topo, &rq.spec, &v, err, sizeof(err));
-		if (rc < 0)
-			rb_error("%s", *err ? err : strerror(-rc));
-	}
+	rc = aff_verify_run(topo, &rq.spec, &v, err, sizeof(err));
+	if (rc < 0)
+		rb_error("%s", *err ? err : strerror(-rc));
 	aff_topo_unref(topo);
 	free(rq.pids);
 	if (rc < 0) {
