@@ -49,6 +49,27 @@ for args in "frobnicate" "topo --bogus" "plan --bogus" "--bogus" "" "plan --inpu
 	else bad "railbind $args: rc=$rc, expected 2 and stderr only"; fi
 done
 
+# Output that cannot be written (a full disk): one line on stderr and the
+# command family's error code, 1 for the plain commands, 3 for those that
+# judge (audit, verify, fleet), never 0 (rb_emit, the one output path).
+unwritable() {
+	want=$1
+	shift
+	"$RAILBIND" "$@" >/dev/full 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq "$want" ] && [ "$(lines "$tmp/err")" -eq 1 ] &&
+	    grep -q "cannot write the output: No space left on device" "$tmp/err"; then ok
+	else bad "railbind $* >/dev/full: rc=$rc, expected $want and one line: $(cat "$tmp/err")"; fi
+}
+if [ -w /dev/full ]; then
+	unwritable 1 topo -i "$FIX/small.xml"
+	unwritable 1 plan --json -i "$FIX/small.xml"
+	unwritable 1 plan --pretty -i "$FIX/dgx-h100.xml"
+	unwritable 3 audit -i "$FIX/small.xml"
+	unwritable 3 audit --json -i "$FIX/small.xml"
+	unwritable 3 fleet "$FIX/small.xml" "$FIX/dgx-h100.xml"
+fi
+
 # Bad inputs: exit 1, one line on stderr naming the file, empty stdout.
 : >"$tmp/empty.xml"
 mkdir "$tmp/dir.xml"
