@@ -6,6 +6,8 @@
  * and plan cache), lease_ (who holds which rank), state_ (leases in /run),
  * peer_ (a client's identity and limits), share_ (what each user holds),
  * gpuown_ (GPUs a devices cgroup gives), udevmon_ (hotplug), conf_.
+ * Every module logs through rbd_log() (log.h), which depends on none of
+ * them; main.c calls the modules and no module calls main.c.
  */
 #ifndef RAILBINDD_H
 #define RAILBINDD_H
