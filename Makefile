@@ -41,10 +41,10 @@ LDFLAGS += $(SAN_FLAGS)
 # libxml2 is loaded on first use (libaffinity/xml_lazy.h), not linked.
 DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
 
-LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c load_hwloc.c load_nccl.c kmod_snapshot.c \
-	input.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c json.c client.c client_binding.c apply.c
+LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c source_hwloc.c source_nccl.c source_kmod.c \
+	source.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c out_json.c client.c client_binding.c apply.c
 # Reading a file (every input), hwloc's import contained in a child process.
-LIBAFF_SRCS += readfile.c import_hwloc.c child_limits.c
+LIBAFF_SRCS += fileio.c source_hwloc_import.c child_limits.c
 CLI_SRCS := railbind.c options.c emit.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/railbind/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c
@@ -52,8 +52,8 @@ CLI_SRCS += audit.c
 # railbind fleet (broker/railbind/fleet*.c, libaffinity/out_facts.c) and its tests (tests/fleet).
 LIBAFF_SRCS += out_facts.c
 CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
-# NCCL topology export (libaffinity/export_nccl.c, broker/railbind/nccl_topo.c).
-LIBAFF_SRCS += export_nccl.c
+# NCCL topology export (libaffinity/out_nccl.c, broker/railbind/nccl_topo.c).
+LIBAFF_SRCS += out_nccl.c
 CLI_SRCS += nccl_topo.c
 # railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify).
 LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c
@@ -103,7 +103,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 
 # Fragments of the other parts add to LIBAFF_SRCS, CLI_SRCS, CHECKS.
 CHECKS :=
--include $(TOP)/libaffinity/discover.mk
+-include $(TOP)/libaffinity/source_live.mk
 -include $(TOP)/libaffinity/gpu.mk
 -include $(TOP)/tests/gen/gen.mk
 -include $(TOP)/kmod/kmod.mk

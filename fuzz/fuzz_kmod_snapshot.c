@@ -4,7 +4,7 @@
  * back through every accessor: a parsed snapshot is what the broker will
  * trust, so each record, key and value must be there and within bounds.
  */
-#include "kmod_snapshot.h"
+#include "source_kmod.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -63,10 +63,10 @@ KMOD_UNIT_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wall -W
 	-I$(TOP)/libaffinity $(KMOD_UNIT_SAN)
 
 $(KMOD_BUILD)/kmod-unit/test_kmod_snapshot: $(TOP)/tests/unit/test_kmod_snapshot.c \
-		$(TOP)/libaffinity/kmod_snapshot.c $(TOP)/libaffinity/kmod_snapshot.h
+		$(TOP)/libaffinity/source_kmod.c $(TOP)/libaffinity/source_kmod.h
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$@)$(CC) $(KMOD_UNIT_CFLAGS) -o $@ $(TOP)/tests/unit/test_kmod_snapshot.c \
-		$(TOP)/libaffinity/kmod_snapshot.c -lcmocka
+		$(TOP)/libaffinity/source_kmod.c -lcmocka
 
 check-kmod-unit: KMOD_UNIT_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all
 check-kmod-unit: $(KMOD_BUILD)/kmod-unit/test_kmod_snapshot

@@ -26,8 +26,8 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "annotate_health.h"
 #include "audit.h"
-#include "discover_health.h"
 
 /* The hwloc object of device @d (an endpoint or a bridge), or NULL. */
 static hwloc_obj_t dev_obj(const struct aff_topo *t, int d)

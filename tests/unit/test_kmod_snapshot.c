@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "kmod_snapshot.h"
+#include "source_kmod.h"
 
 static const char good[] =
 	"railbind format=1 version=0.1.0 generation=7 kernel=6.1.0-57-amd64\n"

@@ -4,8 +4,8 @@
  * says what each one is); read by the audit's health checks (audit_health.c).
  * Private to libaffinity. Functions return 0 or a negative errno.
  */
-#ifndef AFF_DISCOVER_HEALTH_H
-#define AFF_DISCOVER_HEALTH_H
+#ifndef AFF_ANNOTATE_HEALTH_H
+#define AFF_ANNOTATE_HEALTH_H
 
 #include <hwloc.h>
 
@@ -38,4 +38,4 @@ int aff_discover_health_port(hwloc_obj_t obj, const char *portdir, unsigned port
 int aff_discover_health_machine(hwloc_obj_t obj, const char *root, const struct aff_health *h,
 				const struct aff_kmod_snapshot *kmod);
 
-#endif /* AFF_DISCOVER_HEALTH_H */
+#endif /* AFF_ANNOTATE_HEALTH_H */

@@ -20,12 +20,12 @@
 
 #include <hwloc.h>
 
+#include "annotate_gpu.h"
+#include "annotate_health.h"
 #include "discover.h"
-#include "discover_health.h"
-#include "gpu_discover.h"
 #include "internal.h"
-#include "kmod_snapshot.h"
 #include "pcicfg.h"
+#include "source_kmod.h"
 
 struct annotator {
 	const char *root;	/* "" for the real root, else a prefix without trailing '/' */

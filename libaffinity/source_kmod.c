@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kmod_snapshot.h"
+#include "source_kmod.h"
 
 struct aff_kmod_kv {
 	const char *key;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_discover.h"
+#include "annotate_gpu.h"
 #include "gpu_ident.h"
 
 enum {

@@ -5,8 +5,8 @@
  * strings a snapshot hands out belong to it and live until it is freed.
  * A snapshot is immutable once parsed, so threads may share it.
  */
-#ifndef AFF_KMOD_SNAPSHOT_H
-#define AFF_KMOD_SNAPSHOT_H
+#ifndef AFF_SOURCE_KMOD_H
+#define AFF_SOURCE_KMOD_H
 
 #include <stddef.h>
 

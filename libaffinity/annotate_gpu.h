@@ -6,8 +6,8 @@
  * starting them costs up to seconds on a node without persistence mode
  * (gpu_nvml.c, gpu_rocm.c). Private to libaffinity.
  */
-#ifndef RAILBIND_GPU_DISCOVER_H
-#define RAILBIND_GPU_DISCOVER_H
+#ifndef RAILBIND_ANNOTATE_GPU_H
+#define RAILBIND_ANNOTATE_GPU_H
 
 #include <stddef.h>
 #include <hwloc.h>

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu_discover.h"
+#include "annotate_gpu.h"
 #include "gpu_ident.h"
 
 static bool gpu_class(unsigned class_id)

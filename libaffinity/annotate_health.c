@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "discover_health.h"
-#include "kmod_snapshot.h"
+#include "annotate_health.h"
+#include "source_kmod.h"
 
 static int add(hwloc_obj_t obj, const char *name, unsigned long long v)
 {

@@ -2,7 +2,7 @@
 # Live discovery, PCI config-space walker and snapshot writer. Included by the top-level
 # Makefile, which defines TOP, BUILD, CC, CFLAGS, HWLOC_CFLAGS/LIBS, CMOCKA_CFLAGS/LIBS, quiet.
 
-LIBAFF_SRCS += discover.c pcicfg.c snapshot_write.c discover_health.c
+LIBAFF_SRCS += source_live.c pcicfg.c out_snapshot.c annotate_health.c
 
 # The unit tests build their own objects, so they run before (or without) libaffinity.
 DISCOVER_OBJDIR := $(BUILD)/check-discover
@@ -22,10 +22,10 @@ $(BUILD)/tests/unit/test_pcicfg: $(DISCOVER_OBJDIR)/test_pcicfg.o $(DISCOVER_OBJ
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)
 
 $(BUILD)/tests/unit/test_discover: $(DISCOVER_OBJDIR)/test_discover.o \
-		$(DISCOVER_OBJDIR)/discover.o $(DISCOVER_OBJDIR)/pcicfg.o \
-		$(DISCOVER_OBJDIR)/snapshot_write.o $(DISCOVER_OBJDIR)/kmod_snapshot.o \
-		$(DISCOVER_OBJDIR)/err.o $(DISCOVER_OBJDIR)/gpu_discover.o \
-		$(DISCOVER_OBJDIR)/discover_health.o $(DISCOVER_OBJDIR)/health.o
+		$(DISCOVER_OBJDIR)/source_live.o $(DISCOVER_OBJDIR)/pcicfg.o \
+		$(DISCOVER_OBJDIR)/out_snapshot.o $(DISCOVER_OBJDIR)/source_kmod.o \
+		$(DISCOVER_OBJDIR)/err.o $(DISCOVER_OBJDIR)/annotate_gpu.o \
+		$(DISCOVER_OBJDIR)/annotate_health.o $(DISCOVER_OBJDIR)/health.o
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(HWLOC_LIBS) $(JSON_LIBS) $(CMOCKA_LIBS)
 

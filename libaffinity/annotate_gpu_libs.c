@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "annotate_gpu.h"
 #include "discover.h"
-#include "gpu_discover.h"
 
 static bool real_root(const char *root)
 {
