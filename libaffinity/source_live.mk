@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Live discovery, PCI config-space walker and snapshot writer. Included by the top-level
-# Makefile, which defines TOP, BUILD, CC, CFLAGS, HWLOC_CFLAGS/LIBS, CMOCKA_CFLAGS/LIBS, quiet.
+# Live discovery (source_live.c and its annotators), PCI config-space walker and
+# snapshot writer. Included by the top-level Makefile, which defines TOP, BUILD, CC,
+# CFLAGS, HWLOC_CFLAGS/LIBS, CMOCKA_CFLAGS/LIBS, quiet.
 
-LIBAFF_SRCS += source_live.c pcicfg.c out_snapshot.c annotate_health.c
+LIBAFF_SRCS += source_live.c sysfs.c annotate_pci.c annotate_rdma.c annotate_host.c annotate_health.c \
+	pcicfg.c out_snapshot.c
 
 # The unit tests build their own objects, so they run before (or without) libaffinity.
 DISCOVER_OBJDIR := $(BUILD)/check-discover
 DISCOVER_TESTS := $(BUILD)/tests/unit/test_pcicfg $(BUILD)/tests/unit/test_discover
 RAILBIND_TOPOLOGIES ?= $(TOP)/../shared/topologies
 
-$(DISCOVER_OBJDIR)/%.o: $(TOP)/libaffinity/%.c $(TOP)/libaffinity/discover.h $(TOP)/libaffinity/pcicfg.h
+$(DISCOVER_OBJDIR)/%.o: $(TOP)/libaffinity/%.c $(TOP)/libaffinity/discover.h $(TOP)/libaffinity/annotate.h \
+		$(TOP)/libaffinity/pcicfg.h
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(HWLOC_CFLAGS) -c -o $@ $<
 
@@ -22,7 +25,9 @@ $(BUILD)/tests/unit/test_pcicfg: $(DISCOVER_OBJDIR)/test_pcicfg.o $(DISCOVER_OBJ
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)
 
 $(BUILD)/tests/unit/test_discover: $(DISCOVER_OBJDIR)/test_discover.o \
-		$(DISCOVER_OBJDIR)/source_live.o $(DISCOVER_OBJDIR)/pcicfg.o \
+		$(DISCOVER_OBJDIR)/source_live.o $(DISCOVER_OBJDIR)/sysfs.o \
+		$(DISCOVER_OBJDIR)/annotate_pci.o $(DISCOVER_OBJDIR)/annotate_rdma.o \
+		$(DISCOVER_OBJDIR)/annotate_host.o $(DISCOVER_OBJDIR)/pcicfg.o \
 		$(DISCOVER_OBJDIR)/out_snapshot.o $(DISCOVER_OBJDIR)/source_kmod.o \
 		$(DISCOVER_OBJDIR)/err.o $(DISCOVER_OBJDIR)/annotate_gpu.o \
 		$(DISCOVER_OBJDIR)/annotate_health.o $(DISCOVER_OBJDIR)/health.o

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * RDMA ports: the state and rate of each port of an OpenFabrics device, from
+ * sysfs (/sys/class/infiniband/DEV/ports/N), and its health counters.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotate.h"
+#include "annotate_health.h"
+
+static int port_filter(const struct dirent *d)
+{
+	const char *s = d->d_name;
+
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+static int port_cmp(const struct dirent **a, const struct dirent **b)
+{
+	unsigned long x = strtoul((*a)->d_name, NULL, 10), y = strtoul((*b)->d_name, NULL, 10);
+
+	return (x > y) - (x < y);
+}
+
+/* "4: ACTIVE" -> "ACTIVE" */
+static const char *parse_port_state(const char *s)
+{
+	const char *p = strstr(s, ": ");
+
+	return p ? p + 2 : s;
+}
+
+/* "400 Gb/sec (4X NDR)" -> "400"; "2.5 Gb/sec (1X SDR)" -> "2.5" */
+static int parse_port_rate(const char *s, char *out, size_t outlen)
+{
+	size_t i = 0;
+
+	while (isdigit((unsigned char)s[i]) || (s[i] == '.' && i > 0))
+		i++;
+	if (!i || s[i - 1] == '.' || s[i] != ' ' || i >= outlen)
+		return -EINVAL;
+	memcpy(out, s, i);
+	out[i] = '\0';
+	return 0;
+}
+
+static int annotate_ofed_port(struct annotator *an, hwloc_obj_t obj, const char *ports,
+			      const char *port)
+{
+	char path[PATH_MAX], raw[64], name[48], val[32];
+	unsigned long p = strtoul(port, NULL, 10);
+	int ret;
+
+	if (p > UINT_MAX)
+		return 0;
+	snprintf(name, sizeof(name), AFF_INFO_PORT_STATE_FMT, (unsigned)p);
+	if (!has_info(obj, name) &&
+	    snprintf(path, sizeof(path), "%s/%s/state", ports, port) < (int)sizeof(path) &&
+	    aff_sysfs_read(path, raw, sizeof(raw)) == 0 && valid_token(parse_port_state(raw))) {
+		ret = add_info(obj, name, parse_port_state(raw));
+		if (ret < 0)
+			return ret;
+	}
+	snprintf(name, sizeof(name), AFF_INFO_PORT_RATE_FMT, (unsigned)p);
+	if (!has_info(obj, name) &&
+	    snprintf(path, sizeof(path), "%s/%s/rate", ports, port) < (int)sizeof(path) &&
+	    aff_sysfs_read(path, raw, sizeof(raw)) == 0 &&
+	    parse_port_rate(raw, val, sizeof(val)) == 0) {
+		ret = add_info(obj, name, val);
+		if (ret < 0)
+			return ret;
+	}
+	if (snprintf(path, sizeof(path), "%s/%s", ports, port) >= (int)sizeof(path))
+		return 0;
+	return aff_discover_health_port(obj, path, (unsigned)p,
+					an->have_health ? &an->health : NULL);
+}
+
+int aff_annotate_rdma(struct annotator *an, hwloc_obj_t obj)
+{
+	struct dirent **ents;
+	char ports[PATH_MAX];
+	int n, i, ret;
+
+	/* The name becomes a path component: refuse anything that could leave the tree. */
+	if (!obj->name || !*obj->name || obj->name[0] == '.' || strchr(obj->name, '/'))
+		return 0;
+	ret = aff_sysfs_path(an, ports, sizeof(ports), "/sys/class/infiniband/%s/ports", obj->name);
+	if (ret < 0)
+		return ret;
+	n = scandir(ports, &ents, port_filter, port_cmp);
+	if (n < 0)
+		return 0;
+	ret = 0;
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = annotate_ofed_port(an, obj, ports, ents[i]->d_name);
+		free(ents[i]);
+	}
+	free(ents);
+	return ret;
+}
+
+bool aff_is_openfabrics(hwloc_obj_t obj)
+{
+	return obj->type == HWLOC_OBJ_OS_DEVICE &&
+	       (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ||
+		(obj->subtype && !strcmp(obj->subtype, "OpenFabrics")));
+}
