@@ -29,7 +29,7 @@ $(BUILD)/tests/unit/test_discover: $(DISCOVER_OBJDIR)/test_discover.o \
 		$(DISCOVER_OBJDIR)/annotate_pci.o $(DISCOVER_OBJDIR)/annotate_rdma.o \
 		$(DISCOVER_OBJDIR)/annotate_host.o $(DISCOVER_OBJDIR)/pcicfg.o \
 		$(DISCOVER_OBJDIR)/out_snapshot.o $(DISCOVER_OBJDIR)/source_kmod.o \
-		$(DISCOVER_OBJDIR)/err.o $(DISCOVER_OBJDIR)/annotate_gpu.o \
+		$(DISCOVER_OBJDIR)/err.o $(DISCOVER_OBJDIR)/fileio.o $(DISCOVER_OBJDIR)/annotate_gpu.o \
 		$(DISCOVER_OBJDIR)/annotate_health.o $(DISCOVER_OBJDIR)/health.o
 	@mkdir -p $(@D)
 	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(HWLOC_LIBS) $(JSON_LIBS) $(CMOCKA_LIBS)
