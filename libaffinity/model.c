@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Building the node model: growth of its arrays, then classification. */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -421,54 +420,4 @@ AFF_EXPORT enum aff_path aff_topo_path(const struct aff_topo *t, size_t gpu,
 	if (gpu >= t->ngpu || nic >= t->nrail)
 		return AFF_PATH_NONE;
 	return aff_path_between(t, t->gpus[gpu], t->rail[nic].dev, NULL);
-}
-
-static int cpu_number(const char **p, unsigned *out)
-{
-	unsigned long v = 0;
-	const char *s = *p;
-
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*s); s++) {
-		v = v * 10 + (unsigned long)(*s - '0');
-		if (v >= AFF_MAX_CPU)
-			return -EINVAL;
-	}
-	*p = s;
-	*out = (unsigned)v;
-	return 0;
-}
-
-int aff_parse_cpulist(const char *s, hwloc_bitmap_t set)
-{
-	hwloc_bitmap_zero(set);
-	for (;;) {
-		unsigned lo, hi;
-
-		if (cpu_number(&s, &lo) < 0)
-			return -EINVAL;
-		hi = lo;
-		if (*s == '-') {
-			s++;
-			if (cpu_number(&s, &hi) < 0 || hi < lo)
-				return -EINVAL;
-		}
-		hwloc_bitmap_set_range(set, lo, (int)hi);
-		if (!*s)
-			return 0;
-		if (*s++ != ',')
-			return -EINVAL;
-	}
-}
-
-char *aff_bitmap_list(hwloc_const_bitmap_t set)
-{
-	char *s = NULL;
-
-	if (hwloc_bitmap_iszero(set))
-		return strdup("");
-	if (hwloc_bitmap_list_asprintf(&s, set) < 0)
-		return NULL;
-	return s;
 }

@@ -234,7 +234,7 @@ int aff_xml_check_encoding(const char *buf, size_t len, const char *path,
 int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
 		      const char *name, char *err, size_t errlen);
 
-/* load_nccl.c: a sysfs cpumap-style hex mask ("ffffffff,0000ffff"). */
+/* cpulist.c: a sysfs cpumap-style hex mask ("ffffffff,0000ffff"). */
 int aff_parse_cpumask(const char *s, hwloc_bitmap_t set);
 
 /* classify.c */
@@ -272,7 +272,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t);
 struct json_object *aff_plan_to_json(const struct aff_plan *p);
 int aff_json_string(struct json_object *o, unsigned long flags, char **out);
 
-/* Linux cpulist of a bitmap into a malloc()ed string ("" when empty). */
+/* cpulist.c: Linux cpulist of a bitmap into a malloc()ed string ("" when empty). */
 char *aff_bitmap_list(hwloc_const_bitmap_t set);
 /*
  * A Linux cpulist ("0-13,112-125") into set: numbers below AFF_MAX_CPU,

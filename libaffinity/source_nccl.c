@@ -6,7 +6,6 @@
  * collapsed; <gpu> and <nic>/<net> say what an endpoint is. The file knows
  * no cores, threads or caches: each CPU of a <cpu affinity> mask is a core.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,46 +43,6 @@ static int bad(struct nccl_load *l, const xmlNode *n, const char *what)
 {
 	return aff_seterr(l->err, l->errlen, EINVAL, "%s:%ld: %s", l->path,
 			  l->x->line_no(n), what);
-}
-
-/*
- * "ffffffff,00000000,0000ffff": 32-bit words, most significant first, as
- * /sys/devices/system/node/nodeN/cpumap writes them.
- */
-int aff_parse_cpumask(const char *s, hwloc_bitmap_t set)
-{
-	size_t words = 1, w;
-	const char *p;
-
-	hwloc_bitmap_zero(set);
-	if (!*s)
-		return -EINVAL;
-	for (p = s; *p; p++)
-		if (*p == ',')
-			words++;
-	if (words > 4096)
-		return -EINVAL;
-	for (w = 0, p = s; w < words; w++) {
-		unsigned long v = 0;
-		int digits = 0, bit;
-
-		while (*p && *p != ',') {
-			int c = tolower((unsigned char)*p);
-
-			if (!isxdigit(c) || ++digits > 8)
-				return -EINVAL;
-			v = v * 16 + (unsigned long)(isdigit(c) ? c - '0' : c - 'a' + 10);
-			p++;
-		}
-		if (!digits)
-			return -EINVAL;
-		if (*p)
-			p++;
-		for (bit = 0; bit < 32; bit++)
-			if (v & (1ul << bit))
-				hwloc_bitmap_set(set, (unsigned)((words - 1 - w) * 32 + bit));
-	}
-	return 0;
 }
 
 static int parse_hexattr(const struct nccl_load *l, const xmlNode *n,
