@@ -45,8 +45,8 @@ LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c classify.c model.c source_hwloc.c
 	source.c switches.c paths.c bandwidth.c rank.c assign.c cpusplit.c plan.c plan_judge.c out_json.c client.c client_binding.c apply.c
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += fileio.c source_hwloc_import.c child_limits.c
-# CPU sets as text (cpulist, cpumask).
-LIBAFF_SRCS += cpulist.c
+# CPU sets as text (cpulist, cpumask); the one XML encoding read.
+LIBAFF_SRCS += cpulist.c xml_encoding.c
 CLI_SRCS := railbind.c options.c emit.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/railbind/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c

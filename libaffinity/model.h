@@ -226,7 +226,7 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		   size_t errlen);
 /*
  * Refuse an XML declaration naming an encoding other than UTF-8 or ASCII
- * (input.c): 0, or -EINVAL with err set. @buf is the file's first bytes.
+ * (xml_encoding.c): 0, or -EINVAL with err set. @buf is the file's first bytes.
  */
 int aff_xml_check_encoding(const char *buf, size_t len, const char *path,
 			   char *err, size_t errlen);
