@@ -2,7 +2,8 @@
 /*
  * railbind.conf(5): the few things a site must be able to say. One
  * "key = value" per line, '#' starts a comment; lists are comma separated
- * and repeated keys add to the list.
+ * and repeated keys add to the list. The text in, struct aff_config out:
+ * which file, and reading it, are the context's (ctx.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,8 +12,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-#define CONF_MAX_SIZE (1 << 20)
 
 void aff_config_clear(struct aff_config *conf)
 {
@@ -323,30 +322,4 @@ int aff_config_parse(struct aff_config *conf, const char *path,
 	aff_config_clear(conf);
 	*conf = next;
 	return 0;
-}
-
-AFF_EXPORT int aff_ctx_load_config(struct aff_ctx *ctx, const char *path,
-				   char *err, size_t errlen)
-{
-	char buf[4096];
-	const char *file = path;
-	char *text;
-	size_t n;
-	int rc;
-
-	if (!file)
-		file = aff_ctx_path(ctx, "/etc/railbind/railbind.conf", buf,
-				    sizeof(buf));
-	rc = aff_read_file(file, CONF_MAX_SIZE, &text, &n, err, errlen);
-	if (rc == -ENOENT && !path)
-		return 0;
-	if (rc < 0)
-		return rc;
-	if (memchr(text, '\0', n))
-		rc = aff_seterr(err, errlen, EINVAL, "%s: binary data, expected a text file",
-				file);
-	else
-		rc = aff_config_parse(&ctx->conf, file, text, err, errlen);
-	free(text);
-	return rc;
 }

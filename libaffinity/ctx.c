@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The library context: reference counting, logging, the filesystem root. */
+/*
+ * The library context: reference counting, logging, the filesystem root, and
+ * the site configuration it holds (railbind.conf, parsed by config.c).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +10,8 @@
 #include <string.h>
 
 #include "internal.h"
+
+#define CONF_MAX_SIZE (1 << 20)
 
 AFF_EXPORT unsigned int aff_get_api_version(void)
 {
@@ -122,4 +127,30 @@ const char *aff_ctx_path(const struct aff_ctx *ctx, const char *rel,
 {
 	snprintf(buf, len, "%s%s", ctx->root ? ctx->root : "", rel);
 	return buf;
+}
+
+AFF_EXPORT int aff_ctx_load_config(struct aff_ctx *ctx, const char *path,
+				   char *err, size_t errlen)
+{
+	char buf[4096];
+	const char *file = path;
+	char *text;
+	size_t n;
+	int rc;
+
+	if (!file)
+		file = aff_ctx_path(ctx, "/etc/railbind/railbind.conf", buf,
+				    sizeof(buf));
+	rc = aff_read_file(file, CONF_MAX_SIZE, &text, &n, err, errlen);
+	if (rc == -ENOENT && !path)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (memchr(text, '\0', n))
+		rc = aff_seterr(err, errlen, EINVAL, "%s: binary data, expected a text file",
+				file);
+	else
+		rc = aff_config_parse(&ctx->conf, file, text, err, errlen);
+	free(text);
+	return rc;
 }
