@@ -50,7 +50,7 @@ void aff_audit_free(struct aff_audit *a);
 /* The exit code (0-3) of a document's "status" (audit, verify): its severity. */
 int aff_status_exit_code(struct json_object *doc);
 
-/* ---- Between audit*.c only ---- */
+/* ---- Between the audit's files (audit_findings.c gives these), and verify ---- */
 
 struct aff_audit {
 	int refcount;
@@ -71,6 +71,8 @@ int aff_audit_add(struct aff_audit *a, const char *id, enum aff_sev sev,
 		  const char *subject, const char *const *devices,
 		  struct json_object *evidence, const char *remedy, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
+/* A JSON string, or NULL (JSON null) for NULL or "". */
+struct json_object *aff_audit_str(const char *s);
 /* Check @id could not be decided, and why. */
 int aff_audit_undecided(struct aff_audit *a, const char *id, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
