@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * GPU identity from the drivers' own files, and what the library-backed
- * discovery (gpu_nvml.c, gpu_rocm.c) shares: the GPU objects of a vendor in
+ * discovery (annotate_gpu_nvml.c, annotate_gpu_rocm.c) shares: the GPU objects of a vendor in
  * PCI order and adding their infos.
  */
 #include <ctype.h>

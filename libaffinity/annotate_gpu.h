@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Live discovery of GPU identity (gpu_ident.h's attributes): the drivers'
- * own files, cheap and always read (gpu_discover.c), and the vendors'
+ * own files, cheap and always read (annotate_gpu.c), and the vendors'
  * libraries, dlopen()ed only where installed and only when asked, because
  * starting them costs up to seconds on a node without persistence mode
- * (gpu_nvml.c, gpu_rocm.c). Private to libaffinity.
+ * (annotate_gpu_nvml.c, annotate_gpu_rocm.c). Private to libaffinity.
  */
 #ifndef RAILBIND_ANNOTATE_GPU_H
 #define RAILBIND_ANNOTATE_GPU_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * aff_discover_gpu_libs(): NVML, then ROCm SMI, on the live node only. Apart
- * from gpu_discover.c so that discovery's own tests link without them.
+ * from annotate_gpu.c so that discovery's own tests link without them.
  */
 #include <stdbool.h>
 #include <string.h>

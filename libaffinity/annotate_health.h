@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * discover_health - the health attributes discovery adds (discover_health.c
+ * annotate_health - the health attributes discovery adds (annotate_health.c
  * says what each one is); read by the audit's health checks (audit_health.c).
  * Private to libaffinity. Functions return 0 or a negative errno.
  */

@@ -30,7 +30,7 @@ static int parse_link_speed(const char *s, char *out, size_t outlen)
 	size_t i = 0;
 	bool dot = false;
 
-	/* The analyzer takes isspace('\0') for true past read_text's empty string. */
+	/* The analyzer takes isspace('\0') for true past aff_sysfs_read's empty string. */
 	// NOLINTNEXTLINE(clang-analyzer-core.uninitialized.ArraySubscript)
 	while (isspace((unsigned char)*s))
 		s++;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The health checks: what happened to the node's links and ports since boot,
- * from the counters discovery puts in a snapshot (discover_health.c):
+ * from the counters discovery puts in a snapshot (annotate_health.c):
  *
  *  pcie-errors	  AER errors on a GPU, a rail NIC or a port on their way to the
  *		  root complex: fatal (the link was reset) fails, non-fatal (a

@@ -80,7 +80,7 @@ int aff_discover_live(const char *root, hwloc_topology_t *out, struct aff_discov
 int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
 
 /*
- * Ask the GPU vendors' libraries (NVML, ROCm SMI; gpu_discover.h) about the GPUs of
+ * Ask the GPU vendors' libraries (NVML, ROCm SMI; annotate_gpu.h) about the GPUs of
  * @topo and add their answers as infos (gpu_ident.h). Only for the real root: a recorded
  * tree is another machine. What could not be known is appended to @rep's note. Costs a
  * driver start (up to seconds without persistence mode): callers ask only when the

@@ -2,7 +2,7 @@
 /*
  * The GPU identity infos (gpu_ident.h) into the model, and what the model
  * then says about a pair of GPUs. A value that does not parse is refused as
- * bad input, naming the attribute and the device, as load_hwloc.c does for
+ * bad input, naming the attribute and the device, as source_hwloc.c does for
  * every other Railbind* attribute.
  */
 #include <ctype.h>

@@ -179,7 +179,7 @@ struct aff_topo {
 	char *peer_memory;	/* RailbindPeerMemory, NULL when unknown */
 	char *kmod;		/* RailbindKmod */
 	bool extras;		/* the source carries Railbind* attributes */
-	char bad_info[160];	/* load_hwloc.c: a Railbind* value that does not parse */
+	char bad_info[160];	/* source_hwloc.c: a Railbind* value that does not parse */
 	struct aff_peer *peer;	/* RailbindPeer records */
 	size_t npeer;
 	char *nvml, *rocm_smi;	/* RailbindNVML, RailbindROCmSMI (gpu_ident.h) */
@@ -211,7 +211,7 @@ int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name, const char *buf,
 			 size_t len, unsigned long flags, struct aff_topo **out,
 			 char *err, size_t errlen);
 /*
- * import_hwloc.c: hwloc's import of an XML text, in a child process so that
+ * source_hwloc_import.c: hwloc's import of an XML text, in a child process so that
  * no text can crash the caller (*out is then a read-only, adopted topology),
  * or in this one with AFF_LOAD_NO_FORK in @flags. -EINVAL with one line in
  * err for a text hwloc cannot read, however it failed (refused, crashed,
@@ -266,7 +266,7 @@ double aff_pair_bw(const struct aff_topo *t, int gdev, int rail);
 double aff_intercpu_bw(const char *arch, const char *vendor, int family,
 		       int model);
 
-/* json.c: json-c objects for in-tree users (CLI, broker, audit). */
+/* out_json.c: json-c objects for in-tree users (CLI, broker, audit). */
 struct json_object;
 struct json_object *aff_topo_to_json(const struct aff_topo *t);
 struct json_object *aff_plan_to_json(const struct aff_plan *p);

@@ -3,7 +3,7 @@
  * aff_topo_load(): which source, and a clear word when a file is none of
  * them. The file is read once (aff_read_file), its root element sniffed
  * here, and the text handed to the loader of its kind: hwloc XML to hwloc,
- * in a child process (import_hwloc.c), NCCL XML to load_nccl.c.
+ * in a child process (source_hwloc_import.c), NCCL XML to source_nccl.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -96,7 +96,7 @@ static int sniff(const char *path, const char *buf, size_t n,
 			  path, name);
 }
 
-/* hwloc XML: imported where a crash is contained (import_hwloc.c). */
+/* hwloc XML: imported where a crash is contained (source_hwloc_import.c). */
 static int load_hwloc_source(struct aff_topo *t, const char *buf, size_t len,
 			     unsigned long flags, char *err, size_t errlen)
 {

@@ -99,7 +99,7 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 	ret = aff_annotate_host(&an, hwloc_get_root_obj(topo));
 	if (ret < 0)
 		goto out;
-	/* UUID and device minor from the GPU drivers' own files (gpu_discover.c). */
+	/* UUID and device minor from the GPU drivers' own files (annotate_gpu.c). */
 	if (snprintf(gpuroot, sizeof(gpuroot), "%.*s", (int)an.rootlen, an.root) < (int)sizeof(gpuroot))
 		ret = aff_discover_gpu_files(topo, gpuroot);
 	if (ret < 0)
