@@ -41,8 +41,13 @@ LDFLAGS += $(SAN_FLAGS)
 # libxml2 is loaded on first use (libaffinity/xml_lazy.h), not linked.
 DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
 
-LIBAFF_SRCS := ctx.c err.c config.c xml_lazy.c model_classify.c model.c source_hwloc.c source_nccl.c source_kmod.c \
-	source.c model_switches.c model_paths.c model_bandwidth.c model_rank.c plan_assign.c plan_cpusplit.c plan.c plan_judge.c out_json.c client.c client_binding.c apply.c
+# libaffinity by stage (README, "Layout"): the sources, the model and its
+# facts, the plan's decisions, the outputs; the rank's side (the broker's
+# client, the binding); what they all use.
+LIBAFF_SRCS := source.c source_hwloc.c source_nccl.c source_kmod.c \
+	model.c model_classify.c model_switches.c model_paths.c model_bandwidth.c model_rank.c \
+	plan.c plan_assign.c plan_cpusplit.c plan_judge.c out_json.c \
+	client.c client_binding.c apply.c ctx.c err.c config.c xml_lazy.c
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += fileio.c source_hwloc_import.c child_limits.c
 # CPU sets as text (cpulist, cpumask); the one XML encoding read.

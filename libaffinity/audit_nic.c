@@ -90,7 +90,7 @@ static int port_finding(struct aff_audit *a, int r, double best)
 }
 
 /*
- * A port that is not ACTIVE is left out of the plan (rank.c); it is a
+ * A port that is not ACTIVE is left out of the plan (model_rank.c); it is a
  * failure when it was some GPU's nearest rail. A spare port nobody needs
  * (the second port of a card, not cabled) is no finding. A planned rail
  * slower than the other planned ones is a warning.

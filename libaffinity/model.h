@@ -69,7 +69,7 @@ struct aff_dev {
 	 * The switch this device hangs from, as a path class counts it (-1:
 	 * the root complex): its nearest upstream port where port types are
 	 * known, else NCCL's rule. nccl_up is what NCCL itself computes
-	 * (always its rule, Broadcom two-level switches flattened). switches.c.
+	 * (always its rule, Broadcom two-level switches flattened). model_switches.c.
 	 */
 	int up, nccl_up;
 	bool has_gpu_osdev;	/* hwloc GPU/CoProc OS device, NCCL <gpu> */
@@ -107,7 +107,7 @@ struct aff_peer {
 	long long bytes;
 };
 
-/* Why a rail is left out of the plan (rank.c); AFF_EXCL_NONE: it is used. */
+/* Why a rail is left out of the plan (model_rank.c); AFF_EXCL_NONE: it is used. */
 enum aff_excl {
 	AFF_EXCL_NONE,
 	AFF_EXCL_DOWN,		/* its port is known and not ACTIVE */
@@ -237,28 +237,28 @@ int aff_load_nccl_mem(struct aff_topo *t, const char *buf, size_t len,
 /* cpulist.c: a sysfs cpumap-style hex mask ("ffffffff,0000ffff"). */
 int aff_parse_cpumask(const char *s, hwloc_bitmap_t set);
 
-/* classify.c */
+/* model_classify.c */
 bool aff_is_accelerator(const struct aff_config *conf, const struct aff_dev *d);
 bool aff_is_bmc_display(int vendor, int device);
 bool aff_nic_listed(char *const *list, size_t n, const char *name,
 		    const char *pci);
 
-/* switches.c: up, nccl_up and is_switch of every device (aff_topo_finish). */
+/* model_switches.c: up, nccl_up and is_switch of every device (aff_topo_finish). */
 int aff_find_switches(struct aff_topo *t);
 const char *aff_port_type_name(enum aff_port_type type);
 /* RailbindPortType's word -> type; -EINVAL for another word. */
 int aff_port_type_from_name(const char *name, enum aff_port_type *out);
 
-/* rank.c: set each rail's excl (down, slow) per the config (aff_topo_finish). */
+/* model_rank.c: set each rail's excl (down, slow) per the config (aff_topo_finish). */
 void aff_mark_excluded(struct aff_topo *t);
 
-/* paths.c */
+/* model_paths.c */
 enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 			       int *dist);
 /* The class NCCL computes between a and b: no NODE, its own switches. */
 enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b);
 
-/* bandwidth.c: GB/s as NCCL estimates it; INFINITY where nothing limits it. */
+/* model_bandwidth.c: GB/s as NCCL estimates it; INFINITY where nothing limits it. */
 double aff_link_bw(const struct aff_topo *t, int dev);
 double aff_rail_bw(const struct aff_topo *t, int rail);
 double aff_pair_bw(const struct aff_topo *t, int gdev, int rail);

@@ -2,7 +2,7 @@
 /*
  * Path classes between two PCI devices, as nvidia-smi topo -m names them
  * (path), and as NCCL computes them (nccl_path: no NODE, its own switches).
- * A switch is counted once; which bridges are switches is switches.c's.
+ * A switch is counted once; which bridges are switches is model_switches.c's.
  */
 #include <errno.h>
 #include <limits.h>

@@ -10,7 +10,7 @@
  *
  * A GPU's NICs rank, best first, by: a PCI NIC before one without a PCI
  * device (a VM's virtual interface); the bandwidth NCCL gives the pair
- * (bandwidth.c); the class NCCL computes; the class of the PCIe tree (which
+ * (model_bandwidth.c); the class NCCL computes; the class of the PCIe tree (which
  * tells a root complex's own NIC from its neighbour's, NCCL's PHB both). The
  * first two criteria are NCCL's own order (ncclTopoGetLocal), the NIC-less
  * virtual interfaces excepted: NCCL may prefer one, railbind keeps the PCI

@@ -20,7 +20,7 @@
  *    file holds all of the node's CPUs (affinity "00000000" for CPU-less
  *    memory nodes);
  *  - a switch is written only where the model has one (an upstream port by
- *    its port type or NCCL's own rule, switches.c; an NCCL file's nested
+ *    its port type or NCCL's own rule, model_switches.c; an NCCL file's nested
  *    <pci>): a source without bridges gives devices right under their
  *    <cpu>, never an invented switch;
  *  - link_speed and link_width are the link's maxima (the smaller of the
@@ -325,7 +325,7 @@ static int plan_output(struct xout *x)
 	for (k = 0; k < t->nrail; k++)
 		if (t->rail[k].excl != AFF_EXCL_DOWN)
 			x->keep[t->rail[k].dev] = true;
-	/* The switches the model's classes count (switches.c), NCCL's <pci>. */
+	/* The switches the model's classes count (model_switches.c), NCCL's <pci>. */
 	for (k = 0; k < t->ndev; k++) {
 		if (!x->keep[k] || t->dev[k].type != AFF_DEV_ENDPOINT)
 			continue;

@@ -10,7 +10,7 @@ struct aff_rail_set {
 	size_t n;
 };
 
-/* rank.c: how a GPU's NICs rank (see there). */
+/* model_rank.c: how a GPU's NICs rank (see there). */
 enum aff_rank_mode {
 	AFF_RANK_PLAN,		/* the rails the plan may use */
 	AFF_RANK_HW,		/* every rail, left out or not */
@@ -117,7 +117,7 @@ const char *aff_rail_label(const struct aff_topo *t, int rail);
 
 /*
  * Give each of the n GPUs (indices in topo->gpus) its rails: the rails that
- * rank best for it (rank.c), spread evenly by a min-cost assignment, then
+ * rank best for it (model_rank.c), spread evenly by a min-cost assignment, then
  * the rails nobody got handed to the GPUs that rank them best too.
  * out[] has n entries, filled here (free each .rail).
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Rails for each GPU. A GPU may only get the rails that rank best for it
- * (rank.c: a PCI NIC, NCCL's bandwidth, NCCL's class, the tree's class). The
+ * (model_rank.c: a PCI NIC, NCCL's bandwidth, NCCL's class, the tree's class). The
  * GPUs and their candidate rails fall into independent groups (connected
  * components: in practice one per switch or socket); in each, a min-cost
  * flow gives every GPU one primary rail with the load spread evenly (a
