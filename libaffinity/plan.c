@@ -9,22 +9,6 @@
 #include "gpu_ident.h"
 #include "plan.h"
 
-int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,
-		  const char *message)
-{
-	struct aff_warning *w = realloc(p->warn, (p->nwarn + 1) * sizeof(*w));
-
-	if (!w)
-		return -ENOMEM;
-	p->warn = w;
-	w = &p->warn[p->nwarn];
-	w->id = strdup(id);
-	w->subject = strdup(subject);
-	w->message = strdup(message);
-	p->nwarn++;
-	return w->id && w->subject && w->message ? 0 : -ENOMEM;
-}
-
 static int allowed_set(const struct aff_topo *t, const char *cpus,
 		       hwloc_bitmap_t set, char *err, size_t errlen)
 {

@@ -102,7 +102,7 @@ struct aff_plan {
 	size_t nexcl;
 };
 
-/* plan.c */
+/* plan_judge.c: one more warning of the plan (plan.c's own, and the judge's). */
 int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,
 		  const char *message);
 /*

@@ -5,7 +5,8 @@
  * listed with its reason; a GPU whose nearest NIC is among them gets a
  * warning with the fix; and for each rank, the NICs NCCL would rank best on
  * its own (no NCCL_IB_HCA), with one line saying why the plan's NIC is not
- * one of them when it is not.
+ * one of them when it is not. The plan's warnings are added here, by
+ * plan.c's own checks too.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +15,22 @@
 #include <string.h>
 
 #include "plan.h"
+
+int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,
+		  const char *message)
+{
+	struct aff_warning *w = realloc(p->warn, (p->nwarn + 1) * sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	p->warn = w;
+	w = &p->warn[p->nwarn];
+	w->id = strdup(id);
+	w->subject = strdup(subject);
+	w->message = strdup(message);
+	p->nwarn++;
+	return w->id && w->subject && w->message ? 0 : -ENOMEM;
+}
 
 const char *aff_rail_label(const struct aff_topo *t, int rail)
 {
