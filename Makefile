@@ -63,7 +63,8 @@ CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
 LIBAFF_SRCS += out_nccl.c
 CLI_SRCS += nccl_topo.c
 # railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify).
-LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c
+LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c \
+	verify_findings.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c

@@ -22,49 +22,6 @@ static struct json_object *str_or_null(const char *s)
 	return s && *s ? json_object_new_string(s) : NULL;
 }
 
-struct aff_plan *aff_verify_plan(struct aff_verify *v, const char *allowed, const char **why)
-{
-	struct aff_plan_spec spec = { 0 };
-	struct aff_vplan *vp;
-	char *all = NULL;
-	size_t i;
-	int rc;
-
-	for (i = 0; i < v->nplans; i++)
-		if ((!allowed && !v->plans[i].allowed) ||
-		    (allowed && v->plans[i].allowed && !strcmp(allowed, v->plans[i].allowed))) {
-			*why = v->plans[i].err;
-			return v->plans[i].plan;
-		}
-	vp = realloc(v->plans, (v->nplans + 1) * sizeof(*vp));
-	if (!vp) {
-		*why = "out of memory";
-		return NULL;
-	}
-	v->plans = vp;
-	vp = &v->plans[v->nplans];
-	memset(vp, 0, sizeof(*vp));
-	vp->allowed = allowed ? strdup(allowed) : NULL;
-	if (allowed && !vp->allowed) {
-		*why = "out of memory";
-		return NULL;
-	}
-	v->nplans++;
-	/* The whole node, never the caller's own affinity (aff_plan_new's default). */
-	spec.allowed_cpus = allowed ? allowed : (all = aff_bitmap_list(v->topo->all_cpus));
-	if (!allowed && all && !*all)
-		spec.allowed_cpus = NULL;	/* a source without CPUs */
-	if (!v->topo->ngpu)
-		snprintf(vp->err, sizeof(vp->err), "%s has no GPU or accelerator",
-			 v->topo->source);
-	else if ((rc = aff_plan_new(v->topo, &spec, &vp->plan, vp->err, sizeof(vp->err))) < 0 &&
-		 !vp->err[0])
-		snprintf(vp->err, sizeof(vp->err), "%s", strerror(-rc));
-	free(all);
-	*why = vp->err;
-	return vp->plan;
-}
-
 static int pid_list(const struct aff_verify_spec *spec, pid_t **out, size_t *n)
 {
 	size_t cap = 256;

@@ -5,7 +5,7 @@
  * to libaffinity and its in-tree users; the public entry is aff_verify_run()
  * in affinity.h. Functions return 0 or a negative errno.
  *
- * Four parts, one file each:
+ * The parts, one file each:
  *	verify_dev.c	which device a process's open file is: the GPU behind an
  *			NVIDIA minor, a DRM render node or /dev/kfd, the RDMA
  *			device behind uverbsN (from /proc/driver/nvidia, /proc/devices
@@ -14,6 +14,8 @@
  *	verify_lease.c	the broker's leases (its status op, else its state file)
  *	verify_judge.c	each process: which GPUs and NICs it uses, where it belongs
  *	verify_checks.c	the verdicts: each process against its plan or lease
+ *	verify_findings.c what the judge and the checks share: check ids,
+ *			findings, the topology's view of a GPU or rail
  *	verify.c	the frame: which processes, the railbind.verify/1 document
  *
  * Identity of a process's open file (documented in docs/VERIFY.md):
@@ -323,7 +325,10 @@ int aff_verify_run_hooked(struct aff_topo *topo, const struct aff_verify_spec *s
 			  char *err, size_t errlen);
 /* A new reference to the railbind.verify/1 document (json_object_put() it). */
 struct json_object *aff_verify_to_json(const struct aff_verify *v);
-/* The plan of the processes confined to @allowed (NULL: the node); NULL + why. */
+/*
+ * The plan of the processes confined to @allowed (NULL: the node); NULL + why
+ * (verify_judge.c).
+ */
 struct aff_plan *aff_verify_plan(struct aff_verify *v, const char *allowed,
 				 const char **why);
 

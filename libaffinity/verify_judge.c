@@ -18,102 +18,12 @@
  * computed within the process's cgroup cpuset, as the broker would.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
 #include "verify.h"
-
-const char *const aff_vj_ref_names[] = { NULL, "gpu", "local-rank", "railbind-env", "lease" };
-
-const char *const aff_verify_check_ids[AFF_VERIFY_NCHECKS] = {
-	"gpu-not-planned", "gpu-shared", "unbound", "cpu-numa", "cpus-outside-plan",
-	"memory-far", "memory-policy", "nic-not-rail", "peer-cross-path",
-};
-
-struct json_object *aff_vj_str(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
-}
-
-struct json_object *aff_vj_cpulist(hwloc_const_bitmap_t set)
-{
-	char *s = aff_bitmap_list(set);
-	struct json_object *o = s ? json_object_new_string(s) : NULL;
-
-	free(s);
-	return o;
-}
-
-void aff_vj_finding(struct judged *j, const char *id, enum aff_sev sev,
-			struct json_object *evidence, const char *remedy, const char *fmt, ...)
-{
-	struct json_object *f = json_object_new_object();
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_object_object_add(f, "id", json_object_new_string(id));
-	json_object_object_add(f, "severity", json_object_new_string(aff_sev_name(sev)));
-	json_object_object_add(f, "message", json_object_new_string(msg));
-	json_object_object_add(f, "remedy", aff_vj_str(remedy));
-	json_object_object_add(f, "evidence", evidence ? evidence : json_object_new_object());
-	json_object_array_add(j->findings, f);
-	if (sev > j->worst)
-		j->worst = sev;
-	j->decided = true;
-}
-
-void aff_vj_unknown(struct judged *j, const char *what, const char *fmt, ...)
-{
-	struct json_object *u = json_object_new_object();
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_object_object_add(u, "what", json_object_new_string(what));
-	json_object_object_add(u, "reason", json_object_new_string(msg));
-	json_object_array_add(j->unknown, u);
-}
-
-/* ---- the topology's view ---- */
-
-int aff_vj_gpu_by_pci(const struct aff_topo *t, const char *pci)
-{
-	size_t i;
-
-	for (i = 0; *pci && i < t->ngpu; i++)
-		if (!strcmp(t->dev[t->gpus[i]].pci, pci))
-			return (int)i;
-	return -1;
-}
-
-int aff_vj_rail(const struct aff_topo *t, const char *pci, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < t->nrail; i++)
-		if ((*pci && !strcmp(t->dev[t->rail[i].dev].pci, pci)) ||
-		    (name && *name && t->rail[i].name && !strcmp(t->rail[i].name, name)))
-			return (int)i;
-	return -1;
-}
-
-const char *aff_vj_gpu_pci(const struct aff_topo *t, int g)
-{
-	return t->dev[t->gpus[g]].pci;
-}
-
-int aff_vj_gpu_numa(const struct aff_topo *t, int g)
-{
-	return aff_audit_dev_numa(t, t->gpus[g]);
-}
 
 static bool vendor_is(const struct aff_topo *t, int g, int vendor)
 {
@@ -122,17 +32,51 @@ static bool vendor_is(const struct aff_topo *t, int g, int vendor)
 	return v < 0 || v == vendor;
 }
 
-/* ---- which GPU ---- */
-
-bool aff_vj_has_gpu(const struct judged *j, int g)
+/* The plan of the processes confined to @allowed, computed once per cpuset. */
+struct aff_plan *aff_verify_plan(struct aff_verify *v, const char *allowed, const char **why)
 {
+	struct aff_plan_spec spec = { 0 };
+	struct aff_vplan *vp;
+	char *all = NULL;
 	size_t i;
+	int rc;
 
-	for (i = 0; i < j->ngpu; i++)
-		if (j->gpu[i] == g)
-			return true;
-	return false;
+	for (i = 0; i < v->nplans; i++)
+		if ((!allowed && !v->plans[i].allowed) ||
+		    (allowed && v->plans[i].allowed && !strcmp(allowed, v->plans[i].allowed))) {
+			*why = v->plans[i].err;
+			return v->plans[i].plan;
+		}
+	vp = realloc(v->plans, (v->nplans + 1) * sizeof(*vp));
+	if (!vp) {
+		*why = "out of memory";
+		return NULL;
+	}
+	v->plans = vp;
+	vp = &v->plans[v->nplans];
+	memset(vp, 0, sizeof(*vp));
+	vp->allowed = allowed ? strdup(allowed) : NULL;
+	if (allowed && !vp->allowed) {
+		*why = "out of memory";
+		return NULL;
+	}
+	v->nplans++;
+	/* The whole node, never the caller's own affinity (aff_plan_new's default). */
+	spec.allowed_cpus = allowed ? allowed : (all = aff_bitmap_list(v->topo->all_cpus));
+	if (!allowed && all && !*all)
+		spec.allowed_cpus = NULL;	/* a source without CPUs */
+	if (!v->topo->ngpu)
+		snprintf(vp->err, sizeof(vp->err), "%s has no GPU or accelerator",
+			 v->topo->source);
+	else if ((rc = aff_plan_new(v->topo, &spec, &vp->plan, vp->err, sizeof(vp->err))) < 0 &&
+		 !vp->err[0])
+		snprintf(vp->err, sizeof(vp->err), "%s", strerror(-rc));
+	free(all);
+	*why = vp->err;
+	return vp->plan;
 }
+
+/* ---- which GPU ---- */
 
 /*
  * The GPUs a *_VISIBLE_DEVICES value names, among the vendor's GPUs in PCI
@@ -431,20 +375,6 @@ static bool ucx_selects(const char *list, const char *name)
 	}
 	free(copy);
 	return hit;
-}
-
-/* The best path class from the process's GPUs to rail @r. */
-enum aff_path aff_vj_best_path(const struct aff_topo *t, const struct judged *j, int r)
-{
-	enum aff_path best = AFF_PATH_NONE, p;
-	size_t i;
-
-	for (i = 0; i < j->ngpu; i++) {
-		p = aff_topo_path(t, (size_t)j->gpu[i], (size_t)r);
-		if (p != AFF_PATH_NONE && (best == AFF_PATH_NONE || p < best))
-			best = p;
-	}
-	return best;
 }
 
 /* ---- one process ---- */
