@@ -138,7 +138,7 @@ static int load_live(struct aff_topo *t, unsigned long flags, char *err, size_t 
 	return aff_load_hwloc(t, hw, err, errlen);
 }
 
-/* What load_live() reads, written as hwloc XML: a snapshot (snapshot_write.c). */
+/* What load_live() reads, written as hwloc XML: a snapshot (out_snapshot.c). */
 AFF_EXPORT int aff_snapshot_live(struct aff_ctx *ctx, const char *path, char *note,
 				 size_t notelen, char *err, size_t errlen)
 {
