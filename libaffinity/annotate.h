@@ -17,8 +17,8 @@
 
 #include <hwloc.h>
 
-#include "discover.h"
 #include "health.h"
+#include "source_live.h"
 
 struct aff_kmod_snapshot;
 

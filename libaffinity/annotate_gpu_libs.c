@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "annotate_gpu.h"
-#include "discover.h"
+#include "source_live.h"
 
 static bool real_root(const char *root)
 {

@@ -11,8 +11,8 @@
 #include <hwloc.h>
 #include <hwloc/export.h>
 
-#include "discover.h"
 #include "internal.h"
+#include "source_live.h"
 
 int aff_snapshot_write(hwloc_topology_t topo, const char *path, char *err, size_t errlen)
 {

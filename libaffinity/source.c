@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "discover.h"
 #include "model.h"
+#include "source_live.h"
 
 #define SNIFF_SIZE 65536
 

@@ -19,9 +19,9 @@
 #include "annotate.h"
 #include "annotate_gpu.h"
 #include "annotate_health.h"
-#include "discover.h"
 #include "internal.h"
 #include "source_kmod.h"
+#include "source_live.h"
 
 static void append_note(char *note, size_t len, unsigned count, const char *what)
 {

@@ -11,12 +11,12 @@ DISCOVER_OBJDIR := $(BUILD)/check-discover
 DISCOVER_TESTS := $(BUILD)/tests/unit/test_pcicfg $(BUILD)/tests/unit/test_discover
 RAILBIND_TOPOLOGIES ?= $(TOP)/../shared/topologies
 
-$(DISCOVER_OBJDIR)/%.o: $(TOP)/libaffinity/%.c $(TOP)/libaffinity/discover.h $(TOP)/libaffinity/annotate.h \
+$(DISCOVER_OBJDIR)/%.o: $(TOP)/libaffinity/%.c $(TOP)/libaffinity/source_live.h $(TOP)/libaffinity/annotate.h \
 		$(TOP)/libaffinity/pcicfg.h
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(HWLOC_CFLAGS) -c -o $@ $<
 
-$(DISCOVER_OBJDIR)/test_%.o: $(TOP)/tests/unit/test_%.c $(TOP)/libaffinity/discover.h $(TOP)/libaffinity/pcicfg.h
+$(DISCOVER_OBJDIR)/test_%.o: $(TOP)/tests/unit/test_%.c $(TOP)/libaffinity/source_live.h $(TOP)/libaffinity/pcicfg.h
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) -I$(TOP)/libaffinity $(HWLOC_CFLAGS) $(CMOCKA_CFLAGS) -c -o $@ $<
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <hwloc.h>
 
-#include "discover.h"
+#include "source_live.h"
 
 int main(int argc, char **argv)
 {

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 #include <hwloc.h>
 
-#include "discover.h"
+#include "source_live.h"
 
 static const char topo_xml[] =
 	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * discover - load the live node with hwloc and attach railbind's own info attributes
+ * source_live - load the live node with hwloc and attach railbind's own info attributes
  * (DESIGN.md "Snapshot extras") read from sysfs and PCI config space, so the live node
  * and a snapshot of it reach the model through the same code.
  *
@@ -11,8 +11,8 @@
  * environment around hwloc_topology_load(), which is how hwloc 2.x takes an alternate
  * filesystem root.
  */
-#ifndef AFF_DISCOVER_H
-#define AFF_DISCOVER_H
+#ifndef AFF_SOURCE_LIVE_H
+#define AFF_SOURCE_LIVE_H
 
 #include <stddef.h>
 
@@ -96,4 +96,4 @@ int aff_discover_gpu_libs(hwloc_topology_t topo, const char *root, struct aff_di
  */
 int aff_snapshot_write(hwloc_topology_t topo, const char *path, char *err, size_t errlen);
 
-#endif /* AFF_DISCOVER_H */
+#endif /* AFF_SOURCE_LIVE_H */
