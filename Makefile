@@ -44,7 +44,7 @@ DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
 # libaffinity by stage (README, "Layout"): the sources, the model and its
 # facts, the plan's decisions, the outputs; the rank's side (the broker's
 # client, the binding); what they all use.
-LIBAFF_SRCS := source.c source_hwloc.c source_nccl.c source_kmod.c \
+LIBAFF_SRCS := source.c source_hwloc.c source_nccl.c source_kmod.c source_kmod_generation.c \
 	model.c model_classify.c model_switches.c model_paths.c model_bandwidth.c model_rank.c \
 	plan.c plan_assign.c plan_cpusplit.c plan_judge.c out_json.c \
 	client.c client_binding.c apply.c ctx.c err.c config.c xml_lazy.c

@@ -422,6 +422,16 @@ enum aff_gpu_sharing {
 /** aff_ctx_gpu_sharing - gpu-sharing; AUTO for a NULL @ctx. Since: 1.6 */
 enum aff_gpu_sharing aff_ctx_gpu_sharing(const struct aff_ctx *ctx);
 /**
+ * aff_kmod_generation - railbind.ko's topology generation, read from its
+ * misc device's sysfs attribute under @root (NULL: /).
+ *
+ * Returns: 0 with *@gen set; -EINVAL when the module is loaded but the
+ * attribute does not read as a number; another -errno (-ENOENT: the module
+ * is not loaded) when the attribute cannot be opened.
+ * Since: 1.6
+ */
+int aff_kmod_generation(const char *root, unsigned long long *gen);
+/**
  * aff_ctx_health_interval - health-interval: seconds between railbindd's
  * samples of the link and port counters, 0 for none (default 10).
  * Since: 1.6

@@ -64,16 +64,11 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 static struct json_object *module_info(void)
 {
 	struct json_object *m = json_object_new_object();
-	FILE *f = fopen("/sys/class/misc/railbind/generation", "re");
 	unsigned long long gen;
+	int rc = aff_kmod_generation(NULL, &gen);
 
-	json_object_object_add(m, "loaded", json_object_new_boolean(f != NULL));
-	if (f && fscanf(f, "%llu", &gen) == 1)
-		json_object_object_add(m, "generation", json_object_new_int64((int64_t)gen));
-	else
-		json_object_object_add(m, "generation", NULL);
-	if (f)
-		fclose(f);
+	json_object_object_add(m, "loaded", json_object_new_boolean(rc == 0 || rc == -EINVAL));
+	json_object_object_add(m, "generation", rc == 0 ? json_object_new_int64((int64_t)gen) : NULL);
 	return m;
 }
 

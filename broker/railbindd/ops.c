@@ -208,18 +208,11 @@ static void op_audit(struct client *c, struct json_object *id)
 static struct json_object *module_info(void)
 {
 	struct json_object *m = json_object_new_object();
-	char path[512];
 	unsigned long long gen;
-	FILE *f;
+	int rc = aff_kmod_generation(conf.root, &gen);
 
-	snprintf(path, sizeof(path), "%s/sys/class/misc/railbind/generation",
-		 conf.root ? conf.root : "");
-	f = fopen(path, "re");
-	json_object_object_add(m, "loaded", json_object_new_boolean(f != NULL));
-	json_object_object_add(m, "generation", f && fscanf(f, "%llu", &gen) == 1 ?
-			       json_object_new_int64((int64_t)gen) : NULL);
-	if (f)
-		fclose(f);
+	json_object_object_add(m, "loaded", json_object_new_boolean(rc == 0 || rc == -EINVAL));
+	json_object_object_add(m, "generation", rc == 0 ? json_object_new_int64((int64_t)gen) : NULL);
 	return m;
 }
 

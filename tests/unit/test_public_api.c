@@ -267,6 +267,37 @@ static void test_files(void **state)
 	rmdir(dir);
 }
 
+/* railbind.ko's generation under a --root tree: absent, a number, not one. */
+static void test_kmod_generation(void **state)
+{
+	char dir[] = "/tmp/rb-api-XXXXXX", path[128], err[256] = "";
+	unsigned long long gen = 99;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(aff_kmod_generation(dir, &gen), -ENOENT);
+	snprintf(path, sizeof(path), "%s/sys", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/misc", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/misc/railbind", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/misc/railbind/generation", dir);
+	assert_int_equal(aff_write_atomic("test", path, "42\n", 3, err, sizeof(err)), 0);
+	assert_int_equal(aff_kmod_generation(dir, &gen), 0);
+	assert_int_equal(gen, 42);
+	assert_int_equal(aff_write_atomic("test", path, "x\n", 2, err, sizeof(err)), 0);
+	assert_int_equal(aff_kmod_generation(dir, &gen), -EINVAL);
+	unlink(path);
+	for (int i = 0; i < 4; i++) {
+		*strrchr(path, '/') = '\0';
+		assert_int_equal(rmdir(path), 0);
+	}
+	rmdir(dir);
+}
+
 static void test_health(void **state)
 {
 	struct aff_health *h = NULL;
@@ -293,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_config),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_health),
+		cmocka_unit_test(test_kmod_generation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
