@@ -483,11 +483,14 @@ if [ -n "${RAILBINDD:-}" ] && [ -n "$PY" ]; then
 	    ([.verify.processes[].pid] | sort) == ([$a, $b] | sort) and
 	    ([.verify.processes[].status] | unique) == ["ok"] and .verify.leases.source == "broker"' "$tmp/out" >/dev/null
 	then ok; else bad "verify op: $(head -c 300 "$tmp/out")"; fi
-	# A second one within the second: overloaded, the connection kept.
+	# Another within the second: overloaded, the connection kept. Four in a
+	# row, so that a first one slowed past a second by a loaded machine does
+	# not let the next through unrefused.
 	sleep 1.1
-	"$PY" "$here/ask.py" "$tmp/b.sock" '{"v":1,"op":"verify"}' '{"v":1,"op":"verify"}' >"$tmp/out" 2>&1
-	if [ "$(jq -s 'length' "$tmp/out")" = 2 ] && jq -s -e '.[1].error == "overloaded" and
-	    (.[1].message | test("one verify a second"))' "$tmp/out" >/dev/null &&
+	v='{"v":1,"op":"verify"}'
+	"$PY" "$here/ask.py" "$tmp/b.sock" "$v" "$v" "$v" "$v" >"$tmp/out" 2>&1
+	if [ "$(jq -s 'length' "$tmp/out")" = 4 ] && jq -s -e '[.[1:][] | select(.error == "overloaded" and
+	    (.message | test("one verify a second")))] | length >= 1' "$tmp/out" >/dev/null &&
 	    jq -s -e '.[0].ok and (.[0].verify.processes | length) >= 8' "$tmp/out" >/dev/null
 	then ok; else bad "verify op twice: $(head -c 300 "$tmp/out")"; fi
 	sleep 1.1
