@@ -9,6 +9,7 @@
  * aff_write_atomic(): how every file railbind writes is written (snapshots,
  * the NCCL topology, the broker's state): whole or not at all.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -284,4 +285,43 @@ AFF_EXPORT int aff_write_atomic(const char *what, const char *path, const char *
 	if (!strcmp(path, "-"))
 		return write_stdout(what, buf, len, err, errlen);
 	return write_file(what, path, buf, len, err, errlen);
+}
+
+/*
+ * A small text file (a sysfs or /proc attribute) into @buf, trailing blanks
+ * cut; -errno, @buf an empty string then. Opened without blocking, so a FIFO
+ * planted in a --root tree reads as empty instead of hanging the reader;
+ * @nofollow refuses a symbolic link in the last component (-ELOOP).
+ */
+int aff_read_text(const char *path, char *buf, size_t len, bool nofollow)
+{
+	size_t got = 0;
+	ssize_t n;
+	int fd, ret = 0;
+
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+	if (fd < 0)
+		return -errno;
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (ret) {
+		buf[0] = '\0';
+		return ret;
+	}
+	buf[got] = '\0';
+	while (got && isspace((unsigned char)buf[got - 1]))
+		buf[--got] = '\0';
+	return 0;
 }

@@ -34,25 +34,6 @@ static const char *const aer_totals[AFF_AER_N] = {
 	"TOTAL_ERR_COR", "TOTAL_ERR_NONFATAL", "TOTAL_ERR_FATAL",
 };
 
-/* A small sysfs file into buf, trailing blanks cut; -errno. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	ssize_t n;
-
-	buf[0] = '\0';
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n > 0 && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
-	return 0;
-}
-
 static const char *rootp(const char *root)
 {
 	return root && strcmp(root, "/") ? root : "";
@@ -63,7 +44,7 @@ void aff_health_boot_id(const char *root, char *out, size_t len)
 	char path[PATH_MAX], buf[64];
 
 	snprintf(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", rootp(root));
-	if (read_small(path, buf, sizeof(buf)) < 0)
+	if (aff_read_text(path, buf, sizeof(buf), false) < 0)
 		buf[0] = '\0';
 	snprintf(out, len, "%s", buf);
 }
@@ -128,7 +109,7 @@ static bool is_gpu_class(const char *devdir)
 	char *end;
 
 	if (snprintf(path, sizeof(path), "%s/class", devdir) >= (int)sizeof(path) ||
-	    read_small(path, buf, sizeof(buf)) < 0)
+	    aff_read_text(path, buf, sizeof(buf), false) < 0)
 		return false;
 	cls = strtoul(buf, &end, 16);
 	return !*end && ((cls >> 16) == 0x03 || (cls >> 16) == 0x12);
@@ -231,10 +212,10 @@ static int sample_link(struct aff_health *h, const char *devdir, const char *pci
 	bool has_aer;
 
 	if (snprintf(path, sizeof(path), "%s/current_link_speed", devdir) < (int)sizeof(path) &&
-	    read_small(path, buf, sizeof(buf)) == 0)
+	    aff_read_text(path, buf, sizeof(buf), false) == 0)
 		speed = parse_speed(buf);
 	if (snprintf(path, sizeof(path), "%s/current_link_width", devdir) < (int)sizeof(path) &&
-	    read_small(path, buf, sizeof(buf)) == 0)
+	    aff_read_text(path, buf, sizeof(buf), false) == 0)
 		width = parse_width(buf);
 	has_aer = aff_health_read_aer(devdir, aer) == 0;
 	if (!speed && !width && !has_aer)
@@ -316,7 +297,7 @@ static int sample_port(struct aff_health *h, const char *dev, const char *ports,
 	n = strtoul(num, &end, 10);
 	if (*end || !n || n > 255 ||
 	    snprintf(path, sizeof(path), "%s/%s/state", ports, num) >= (int)sizeof(path) ||
-	    read_small(path, buf, sizeof(buf)) < 0)
+	    aff_read_text(path, buf, sizeof(buf), false) < 0)
 		return 0;
 	/* "4: ACTIVE" */
 	state = strstr(buf, ": ");

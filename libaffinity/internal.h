@@ -77,6 +77,8 @@ int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* aff_write_all, aff_write_atomic, aff_read_file, aff_read_state_file: affinity.h. */
+/* A small text file, trailing blanks cut, without blocking (fileio.c). */
+int aff_read_text(const char *path, char *buf, size_t len, bool nofollow);
 
 /*
  * aff_child_limits - in a process about to read an input of @len bytes that

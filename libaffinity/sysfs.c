@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "annotate.h"
+#include "internal.h"
 
 /* ${root}/<fmt...>; -ENAMETOOLONG rather than a silently truncated path. */
 int aff_sysfs_path(const struct annotator *an, char *buf, size_t len, const char *fmt, ...)
@@ -44,34 +45,7 @@ bool aff_sysfs_exists(const char *path)
 /* Read a small text file, trailing whitespace stripped. */
 int aff_sysfs_read(const char *path, char *buf, size_t len)
 {
-	ssize_t n;
-	size_t got = 0;
-	int fd, ret = 0;
-
-	/* A string even on failure. */
-	buf[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (got < len - 1) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (ret)
-		return ret;
-	buf[got] = '\0';
-	while (got && isspace((unsigned char)buf[got - 1]))
-		buf[--got] = '\0';
-	return 0;
+	return aff_read_text(path, buf, len, false);
 }
 
 bool aff_sysfs_rooted_exists(const struct annotator *an, const char *rel)

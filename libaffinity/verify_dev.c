@@ -31,25 +31,6 @@ static const struct aff_vdev nv_ctl = { .kind = AFF_VDEV_NV_CTL, .path = "/dev/n
 static const struct aff_vdev nv_uvm = { .kind = AFF_VDEV_NV_UVM, .path = "/dev/nvidia-uvm" };
 static const struct aff_vdev kfd = { .kind = AFF_VDEV_KFD, .path = "/dev/kfd" };
 
-/* A small text file under the root into buf, trailing blanks cut; -errno. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-
-	buf[0] = '\0';
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n > 0 && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
-	return 0;
-}
-
 static int add(struct aff_vdevs *t, const struct aff_vdev *d)
 {
 	struct aff_vdev *v = realloc(t->v, (t->n + 1) * sizeof(*v));
@@ -217,13 +198,13 @@ static int load_class(struct aff_vdevs *t, const char *class, const char *prefix
 			continue;
 		snprintf(d.path, sizeof(d.path), "%.16s/%.30s", devdir, e->d_name);
 		if (snprintf(path, sizeof(path), "%s/%s/dev", dir, e->d_name) < (int)sizeof(path) &&
-		    read_small(path, val, sizeof(val)) == 0)
+		    aff_read_text(path, val, sizeof(val), true) == 0)
 			d.rdev = parse_devnum(val);
 		if (snprintf(path, sizeof(path), "%s/%s/device", dir, e->d_name) < (int)sizeof(path))
 			link_pci(path, d.pci, sizeof(d.pci));
 		if (kind == AFF_VDEV_UVERBS &&
 		    snprintf(path, sizeof(path), "%s/%s/ibdev", dir, e->d_name) < (int)sizeof(path) &&
-		    read_small(path, val, sizeof(val)) == 0)
+		    aff_read_text(path, val, sizeof(val), true) == 0)
 			snprintf(d.name, sizeof(d.name), "%.63s", val);
 		rc = add(t, &d);
 	}
@@ -254,7 +235,7 @@ int aff_vdevs_load(const struct aff_ctx *ctx, struct aff_vdevs *t)
 		struct aff_vdev d = kfd;
 
 		rooted(t, path, sizeof(path), "/sys/class/kfd/kfd/dev");
-		if (read_small(path, val, sizeof(val)) == 0 && (d.rdev = parse_devnum(val)))
+		if (aff_read_text(path, val, sizeof(val), true) == 0 && (d.rdev = parse_devnum(val)))
 			rc = add(t, &d);
 	}
 	if (rc)

@@ -93,6 +93,24 @@ static void test_not_regular(void **state)
 	assert_refused("/nonexistent/topo.xml", 0, -ENOENT, ": No such file or directory");
 }
 
+/* Small attribute files: never blocks on a FIFO, a link refused on request. */
+static void test_read_text(void **state)
+{
+	struct files *f = *state;
+	char buf[8];
+
+	assert_int_equal(aff_read_text(f->regular, buf, sizeof(buf), false), 0);
+	assert_string_equal(buf, "0123456");
+	/* A FIFO without a writer: empty at once (the alarm of setup catches a hang). */
+	assert_int_equal(aff_read_text(f->fifo, buf, sizeof(buf), false), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(aff_read_text(f->link, buf, sizeof(buf), true), -ELOOP);
+	assert_string_equal(buf, "");
+	assert_int_equal(aff_read_text("/nonexistent/attr", buf, sizeof(buf), false), -ENOENT);
+	assert_int_equal(aff_read_text("/proc/sys/kernel/ostype", buf, sizeof(buf), false), 0);
+	assert_string_equal(buf, "Linux");
+}
+
 static void test_size_limit(void **state)
 {
 	struct files *f = *state;
@@ -220,6 +238,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_regular_file),
 		cmocka_unit_test(test_not_regular),
+		cmocka_unit_test(test_read_text),
 		cmocka_unit_test(test_size_limit),
 		cmocka_unit_test(test_config_key),
 		cmocka_unit_test(test_topo_limit),
