@@ -162,10 +162,21 @@ AFF_EXPORT int aff_broker_call(const char *path, const char *request, int timeou
 		rc = wait_fd(fd, POLLOUT, deadline);
 	else if (rc < 0)
 		rc = -errno;
-	if (!rc)
-		rc = send_all(fd, request, strlen(request), deadline);
-	if (!rc)
-		rc = send_all(fd, "\n", 1, deadline);
+	/* One write for the line, newline included: the broker wakes once. */
+	if (!rc) {
+		size_t len = strlen(request);
+
+		line = malloc(len + 1);
+		if (!line) {
+			rc = -ENOMEM;
+		} else {
+			memcpy(line, request, len);
+			line[len] = '\n';
+			rc = send_all(fd, line, len + 1, deadline);
+			free(line);
+			line = NULL;
+		}
+	}
 	if (!rc)
 		rc = recv_line(fd, &line, deadline);
 	close(fd);
