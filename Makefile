@@ -38,8 +38,12 @@ CFLAGS += -std=c11 -D_GNU_SOURCE $(WARN) $(SAN_FLAGS) -fPIC -fvisibility=hidden 
 	-DRAILBIND_VERSION='"$(VERSION)"' -I$(PUBLIC_INCLUDE) \
 	$(HWLOC_CFLAGS) $(JSON_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(SAN_FLAGS)
-# libxml2 is loaded on first use (libaffinity/xml_lazy.h), not linked.
-DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
+# libxml2 and libhwloc are loaded on first use (libaffinity/xml_lazy.h,
+# hwloc_lazy.c), not linked: a rank the broker plans for loads neither.
+DEP_LIBS := $(JSON_LIBS)
+# The tests, fuzz targets and benchmarks call hwloc themselves, beyond what
+# the library's programs use: they link it.
+TEST_LIBS := $(DEP_LIBS) $(HWLOC_LIBS)
 
 # libaffinity by stage (README, "Layout"): the sources, the model and its
 # facts, the plan's decisions, the outputs; the rank's side (the broker's
@@ -47,7 +51,7 @@ DEP_LIBS := $(HWLOC_LIBS) $(JSON_LIBS) -lm
 LIBAFF_SRCS := source.c source_hwloc.c source_nccl.c source_kmod.c source_kmod_generation.c \
 	model.c model_classify.c model_switches.c model_paths.c model_bandwidth.c model_rank.c \
 	plan.c plan_assign.c plan_cpusplit.c plan_judge.c out_json.c \
-	client.c client_binding.c apply.c ctx.c err.c config.c xml_lazy.c
+	client.c client_binding.c apply.c ctx.c err.c config.c xml_lazy.c hwloc_lazy.c
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += fileio.c source_hwloc_import.c child_limits.c
 # CPU sets as text (cpulist, cpumask); the one XML encoding read.
@@ -157,7 +161,7 @@ $(LIBAFF_A): $(LIBAFF_OBJS)
 
 $(LIBAFF_SO): $(LIBAFF_OBJS) $(TOP)/libaffinity/libaffinity.sym
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -shared -Wl,-soname,libaffinity.so.1 \
-		-Wl,--version-script=$(TOP)/libaffinity/libaffinity.sym \
+		-Wl,--version-script=$(TOP)/libaffinity/libaffinity.sym -Wl,--no-undefined \
 		-o $@ $(LIBAFF_OBJS) $(DEP_LIBS)
 	$(Q)ln -sf libaffinity.so.1 $(BUILD)/libaffinity.so
 
@@ -183,7 +187,7 @@ UNIT_BINS := $(patsubst $(TOP)/tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 $(BUILD)/tests/%: $(TOP)/tests/unit/%.c $(LIBAFF_A) $(wildcard $(TOP)/tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) $(CMOCKA_CFLAGS) -I$(TOP)/tests/unit \
-		-DTOP='"$(TOP)"' -DBUILD='"$(BUILD)"' -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
+		-DTOP='"$(TOP)"' -DBUILD='"$(BUILD)"' -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(TEST_LIBS) $(CMOCKA_LIBS)
 
 check-unit: $(UNIT_BINS) $(RBGEN_FIXTURES)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -195,11 +199,13 @@ check-cli: $(RAILBIND) $(RBGEN_FIXTURES)
 # the library linked into it).
 .PHONY: check-cli-shared
 CHECKS += check-cli-shared
-check-cli-shared: $(RAILBIND_SHARED) $(RBGEN_FIXTURES)
+check-cli-shared: $(RAILBIND_SHARED) $(LIBAFF_SO) $(RBGEN_FIXTURES)
 	$(Q)readelf -d $(RAILBIND_SHARED) | grep -q 'NEEDED.*\[libaffinity\.so\.1\]' || \
 		{ echo "check-cli-shared: $(RAILBIND_SHARED) does not link libaffinity.so.1"; exit 1; }
 	$(Q)! nm $(RAILBIND_SHARED) | grep -q ' [Tt] aff_' || \
 		{ echo "check-cli-shared: library code linked into $(RAILBIND_SHARED)"; exit 1; }
+	$(Q)! readelf -d $(LIBAFF_SO) | grep -q 'NEEDED.*\[libhwloc' || \
+		{ echo "check-cli-shared: $(LIBAFF_SO) links libhwloc: every rank would load it"; exit 1; }
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND_SHARED) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
 
 check-corpus: $(RAILBIND)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # make bench: railbind against hwloc on the corpus and generated machines
-# (bench/README.md). Needs TOP, BUILD, CC, CFLAGS, LDFLAGS and DEP_LIBS from
+# (bench/README.md). Needs TOP, BUILD, CC, CFLAGS, LDFLAGS and TEST_LIBS from
 # the including Makefile, and its LIBAFF_A, RAILBIND, RBGEN and quiet.
 
 BENCH_DIR := $(TOP)/bench
@@ -13,7 +13,7 @@ $(BENCH_ALT): $(BENCH_DIR)/alt.c $(BENCH_DIR)/bench.mk
 
 $(BENCH_PLANBENCH): $(BENCH_DIR)/planbench.c $(LIBAFF_A) $(BENCH_DIR)/bench.mk
 	@mkdir -p $(@D)
-	$(call quiet,CC,$@)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -o $@ $< $(LDFLAGS) $(LIBAFF_A) $(TEST_LIBS)
 
 .PHONY: bench
 bench: $(RAILBIND) $(RBGEN) $(BENCH_ALT) $(BENCH_PLANBENCH)

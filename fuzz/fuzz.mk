@@ -6,7 +6,7 @@
 #   make check-fuzz      committed reproducers, then each target a fixed number
 #                        of executions from a fixed seed (CI: the same every run)
 # Working corpora and crashing inputs stay in build-fuzz/ (see
-# docs/RELIABILITY.md). Needs TOP, BUILD, WARN, DEP_LIBS, *_CFLAGS, RBGEN_FIXTURES.
+# docs/RELIABILITY.md). Needs TOP, BUILD, WARN, TEST_LIBS, *_CFLAGS, RBGEN_FIXTURES.
 
 FUZZ_CC ?= clang
 FUZZ_BUILD := $(TOP)/build-fuzz
@@ -37,7 +37,7 @@ endif
 
 $(FUZZ_BUILD)/fuzz_%: $(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BUILD)/libaffinity.a
 	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
-		$(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
+		$(FUZZ_BUILD)/libaffinity.a $(TEST_LIBS)
 
 # The broker's pure parts (request.c, claim.c), compiled into the target itself.
 FUZZ_BROKER_SRCS := $(TOP)/broker/railbindd/request.c $(TOP)/broker/railbindd/claim.c
@@ -46,7 +46,7 @@ FUZZ_BROKER_DEPS := $(FUZZ_BROKER_SRCS) $(TOP)/broker/railbindd/request.h \
 $(FUZZ_BUILD)/fuzz_broker_request $(FUZZ_BUILD)/fuzz_rank_env: $(FUZZ_BUILD)/fuzz_%: \
 		$(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BROKER_DEPS) $(FUZZ_BUILD)/libaffinity.a
 	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(TOP)/broker/railbindd -fsanitize=fuzzer $(FUZZ_SAN) \
-		-o $@ $< $(FUZZ_BROKER_SRCS) $(FUZZ_BUILD)/libaffinity.a $(DEP_LIBS)
+		-o $@ $< $(FUZZ_BROKER_SRCS) $(FUZZ_BUILD)/libaffinity.a $(TEST_LIBS)
 
 # fuzz_plan_spec plans every input on these (a no-NUMA, a four-NUMA AMD, a
 # Grace and an unknown-NUMA node besides the DGX).

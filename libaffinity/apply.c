@@ -3,7 +3,9 @@
  * Binding the calling process to a rank's plan. Raw syscalls rather than
  * hwloc_set_cpubind()/hwloc_set_membind(): those need a loaded topology of
  * this host (milliseconds), while a rank's launcher must cost no more than
- * taskset; the calls made are the ones hwloc's Linux backend makes.
+ * taskset; the calls made are the ones hwloc's Linux backend makes. No
+ * hwloc at all, not even its bitmaps: a rank the broker planned for then
+ * never loads libhwloc (hwloc_lazy.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,69 +13,112 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <hwloc.h>
 #include <linux/mempolicy.h>
 #include <sys/syscall.h>
 
 #include "internal.h"
+#include "model.h"
 
 #ifndef MPOL_PREFERRED_MANY
 #define MPOL_PREFERRED_MANY 5
 #endif
 
-/* Every thread of this process, as hwloc's HWLOC_CPUBIND_PROCESS does. */
-static int set_cpus(hwloc_const_bitmap_t set)
+static int highest(unsigned lo, unsigned hi, void *last)
 {
-	int last = hwloc_bitmap_last(set), i, rc = 0;
+	(void)lo;
+	if (hi > *(unsigned *)last)
+		*(unsigned *)last = hi;
+	return 0;
+}
+
+struct cpu_mask {
+	cpu_set_t *set;
 	size_t size;
-	cpu_set_t *mask;
+};
+
+static int add_cpus(unsigned lo, unsigned hi, void *data)
+{
+	struct cpu_mask *m = data;
+
+	for (; lo <= hi; lo++)
+		CPU_SET_S(lo, m->size, m->set);
+	return 0;
+}
+
+/* Every thread of this process, as hwloc's HWLOC_CPUBIND_PROCESS does. */
+static int set_cpus(const char *cpus)
+{
+	struct cpu_mask m;
+	unsigned last = 0;
 	struct dirent *e;
+	int rc = 0;
 	DIR *d;
 
-	if (last < 0)
+	if (!*cpus)
 		return -EXDEV;
-	mask = CPU_ALLOC(last + 1);
-	if (!mask)
+	if (aff_cpulist_walk(cpus, highest, &last) < 0)
+		return -EINVAL;
+	m.set = CPU_ALLOC(last + 1);
+	if (!m.set)
 		return -ENOMEM;
-	size = CPU_ALLOC_SIZE(last + 1);
-	CPU_ZERO_S(size, mask);
-	hwloc_bitmap_foreach_begin(i, set)
-		CPU_SET_S(i, size, mask);
-	hwloc_bitmap_foreach_end();
+	m.size = CPU_ALLOC_SIZE(last + 1);
+	CPU_ZERO_S(m.size, m.set);
+	aff_cpulist_walk(cpus, add_cpus, &m);
 	d = opendir("/proc/self/task");
 	if (!d) {
-		rc = sched_setaffinity(0, size, mask) ? -errno : 0;
+		rc = sched_setaffinity(0, m.size, m.set) ? -errno : 0;
 	} else {
 		while ((e = readdir(d)) && !rc) {
 			pid_t tid = (pid_t)atoi(e->d_name);
 
 			/* A thread that exited meanwhile is no failure. */
-			if (tid > 0 && sched_setaffinity(tid, size, mask) && errno != ESRCH)
+			if (tid > 0 && sched_setaffinity(tid, m.size, m.set) && errno != ESRCH)
 				rc = -errno;
 		}
 		closedir(d);
 	}
-	CPU_FREE(mask);
+	CPU_FREE(m.set);
 	return rc == -EINVAL ? -EXDEV : rc;
 }
 
-static int set_mems(hwloc_const_bitmap_t nodes, int bind)
-{
-	unsigned long mask[16] = { 0 };	/* 1024 nodes, the kernel's maximum */
-	int i, first = hwloc_bitmap_first(nodes), rc;
+#define NODE_BITS (8 * sizeof(unsigned long))
 
-	if (first < 0 || hwloc_bitmap_last(nodes) >= 1024)
+/* 1024 nodes, the kernel's maximum */
+#define NODE_WORDS (1024 / NODE_BITS)
+
+static int add_nodes(unsigned lo, unsigned hi, void *bits)
+{
+	unsigned long *mask = bits;
+
+	if (hi >= NODE_WORDS * NODE_BITS)
 		return -EXDEV;
-	hwloc_bitmap_foreach_begin(i, nodes)
-		mask[i / (8 * sizeof(long))] |= 1ul << (i % (8 * sizeof(long)));
-	hwloc_bitmap_foreach_end();
+	for (; lo <= hi; lo++)
+		mask[lo / NODE_BITS] |= 1ul << (lo % NODE_BITS);
+	return 0;
+}
+
+static int set_mems(const char *mems, int bind)
+{
+	unsigned long mask[NODE_WORDS] = { 0 };
+	unsigned first = 0, w, weight = 0;
+	int rc;
+
+	if (!*mems)
+		return -EXDEV;
+	rc = aff_cpulist_walk(mems, add_nodes, mask);
+	if (rc < 0)
+		return rc;
+	for (w = 0; w < NODE_WORDS; w++)
+		weight += (unsigned)__builtin_popcountl(mask[w]);
+	while (!(mask[first / NODE_BITS] & (1ul << (first % NODE_BITS))))
+		first++;
 	if (bind) {
 		rc = (int)syscall(SYS_set_mempolicy, MPOL_BIND, mask, 1025);
-	} else if (hwloc_bitmap_weight(nodes) > 1) {
+	} else if (weight > 1) {
 		rc = (int)syscall(SYS_set_mempolicy, MPOL_PREFERRED_MANY, mask, 1025);
 		if (rc && errno == EINVAL) {	/* before Linux 5.15: the first */
 			memset(mask, 0, sizeof(mask));
-			mask[first / (8 * sizeof(long))] = 1ul << (first % (8 * sizeof(long)));
+			mask[first / NODE_BITS] = 1ul << (first % NODE_BITS);
 			rc = (int)syscall(SYS_set_mempolicy, MPOL_PREFERRED, mask, 1025);
 		}
 	} else {
@@ -88,22 +133,14 @@ AFF_EXPORT int aff_binding_apply(const struct aff_binding *b, unsigned long flag
 {
 	const char *cpus = aff_binding_cpus(b), *mems = aff_binding_mems(b);
 	const char *const *env;
-	hwloc_bitmap_t set;
 	int rc = 0;
 
 	if (!flags)
 		flags = AFF_APPLY_CPUS | AFF_APPLY_MEMS | AFF_APPLY_ENV;
-	set = hwloc_bitmap_alloc();
-	if (!set)
-		return -ENOMEM;
-	if ((flags & AFF_APPLY_CPUS) && cpus) {
-		rc = hwloc_bitmap_list_sscanf(set, cpus) < 0 ? -EINVAL : set_cpus(set);
-	}
-	if (!rc && (flags & AFF_APPLY_MEMS) && mems) {
-		rc = hwloc_bitmap_list_sscanf(set, mems) < 0 ? -EINVAL :
-			set_mems(set, !strcmp(aff_binding_mem_policy(b), "bind"));
-	}
-	hwloc_bitmap_free(set);
+	if ((flags & AFF_APPLY_CPUS) && cpus)
+		rc = set_cpus(cpus);
+	if (!rc && (flags & AFF_APPLY_MEMS) && mems)
+		rc = set_mems(mems, !strcmp(aff_binding_mem_policy(b), "bind"));
 	for (env = aff_binding_env(b); !rc && (flags & AFF_APPLY_ENV) && *env; env++) {
 		const char *eq = strchr(*env, '=');
 		char name[128];

@@ -69,11 +69,12 @@ static int cpu_number(const char **p, unsigned *out)
 	return 0;
 }
 
-int aff_parse_cpulist(const char *s, hwloc_bitmap_t set)
+int aff_cpulist_walk(const char *s, int (*range)(unsigned lo, unsigned hi, void *data),
+		     void *data)
 {
-	hwloc_bitmap_zero(set);
 	for (;;) {
 		unsigned lo, hi;
+		int rc;
 
 		if (cpu_number(&s, &lo) < 0)
 			return -EINVAL;
@@ -83,12 +84,25 @@ int aff_parse_cpulist(const char *s, hwloc_bitmap_t set)
 			if (cpu_number(&s, &hi) < 0 || hi < lo)
 				return -EINVAL;
 		}
-		hwloc_bitmap_set_range(set, lo, (int)hi);
+		rc = range(lo, hi, data);
+		if (rc < 0)
+			return rc;
 		if (!*s)
 			return 0;
 		if (*s++ != ',')
 			return -EINVAL;
 	}
+}
+
+static int set_range(unsigned lo, unsigned hi, void *set)
+{
+	return hwloc_bitmap_set_range(set, lo, (int)hi) < 0 ? -ENOMEM : 0;
+}
+
+int aff_parse_cpulist(const char *s, hwloc_bitmap_t set)
+{
+	hwloc_bitmap_zero(set);
+	return aff_cpulist_walk(s, set_range, set);
 }
 
 char *aff_bitmap_list(hwloc_const_bitmap_t set)

@@ -76,6 +76,14 @@ void aff_log(const struct aff_ctx *ctx, int priority, const char *file,
 int aff_seterr(char *err, size_t errlen, int errnum, const char *format, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/*
+ * aff_hwloc_require - load libhwloc now (hwloc_lazy.c: it is not linked, so
+ * that a rank the broker plans for never loads it). 0, or -ELIBACC with err
+ * naming @what, the input that needed it. An hwloc call made without it
+ * ends the process as the dynamic linker would, exit 127.
+ */
+int aff_hwloc_require(const char *what, char *err, size_t errlen);
+
 /* aff_write_all, aff_write_atomic, aff_read_file, aff_read_state_file: affinity.h. */
 /* A small text file, trailing blanks cut, without blocking (fileio.c). */
 int aff_read_text(const char *path, char *buf, size_t len, bool nofollow);

@@ -8,6 +8,7 @@
 #ifndef RAILBIND_MODEL_H
 #define RAILBIND_MODEL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <hwloc.h>
@@ -265,6 +266,19 @@ double aff_pair_bw(const struct aff_topo *t, int gdev, int rail);
 /* NCCL's figure between sockets for an x86 vendor/family/model or arch. */
 double aff_intercpu_bw(const char *arch, const char *vendor, int family,
 		       int model);
+/*
+ * fmin() and fmax(), NaN ignored as theirs, without libm: these two were all
+ * it was linked for, and each library loaded at exec slows `railbind run`.
+ */
+static inline double aff_fmin(double a, double b)
+{
+	return isnan(a) ? b : isnan(b) || a < b ? a : b;
+}
+
+static inline double aff_fmax(double a, double b)
+{
+	return isnan(a) ? b : isnan(b) || a > b ? a : b;
+}
 
 /* out_json.c: json-c objects for in-tree users (CLI, broker, audit). */
 struct json_object;
@@ -283,5 +297,12 @@ char *aff_bitmap_list(hwloc_const_bitmap_t set);
  */
 #define AFF_MAX_CPU 65536
 int aff_parse_cpulist(const char *s, hwloc_bitmap_t set);
+/*
+ * The same parser without hwloc (a rank's binding is applied without
+ * loading it): @range called on each "lo" or "lo-hi" in turn, its negative
+ * return the result; -EINVAL where the text stops being a cpulist.
+ */
+int aff_cpulist_walk(const char *s, int (*range)(unsigned lo, unsigned hi, void *data),
+		     void *data);
 
 #endif

@@ -64,7 +64,7 @@ double aff_link_bw(const struct aff_topo *t, int dev)
 		return INFINITY;
 	p = d->parent >= 0 ? &t->dev[d->parent] : NULL;
 	if (p && p->type == AFF_DEV_BRIDGE && p->link_speed_cap > 0) {
-		speed = fmin(speed, p->link_speed_cap);
+		speed = aff_fmin(speed, p->link_speed_cap);
 		if (p->link_width_cap > 0 && (width <= 0 || p->link_width_cap < width))
 			width = p->link_width_cap;
 	}
@@ -96,7 +96,7 @@ static double chain_bw(const struct aff_topo *t, int dev, int other)
 
 	for (x = t->dev[dev].nccl_up; x >= 0 && !on_chain(t, other, x);
 	     x = t->dev[x].nccl_up)
-		bw = fmin(bw, aff_link_bw(t, x));
+		bw = aff_fmin(bw, aff_link_bw(t, x));
 	return bw;
 }
 
@@ -105,10 +105,10 @@ double aff_pair_bw(const struct aff_topo *t, int gdev, int rail)
 	int nic = t->rail[rail].dev;
 	double bw = aff_rail_bw(t, rail);
 
-	bw = fmin(bw, chain_bw(t, gdev, nic));
-	bw = fmin(bw, chain_bw(t, nic, gdev));
+	bw = aff_fmin(bw, chain_bw(t, gdev, nic));
+	bw = aff_fmin(bw, chain_bw(t, nic, gdev));
 	if (t->intercpu_bw > 0 && aff_nccl_path_between(t, gdev, nic) == AFF_PATH_SYS)
-		bw = fmin(bw, t->intercpu_bw);
+		bw = aff_fmin(bw, t->intercpu_bw);
 	return bw;
 }
 

@@ -84,7 +84,7 @@ static bool in_mode(const struct aff_rail *r, enum aff_rank_mode mode)
 /* Bandwidths equal but for rounding: 0. */
 static int bw_cmp(double a, double b)
 {
-	if (a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)))
+	if (a == b || fabs(a - b) <= 1e-9 * aff_fmax(fabs(a), fabs(b)))
 		return 0;
 	return a > b ? -1 : 1;
 }
@@ -165,7 +165,7 @@ int aff_ranker_init(struct aff_ranker *rk, const struct aff_topo *t)
 	if (!rk->all)
 		return -ENOMEM;
 	for (i = 0; i < t->nrail; i++) {
-		double cap = fmin(aff_rail_bw(t, (int)i), aff_link_bw(t, t->rail[i].dev));
+		double cap = aff_fmin(aff_rail_bw(t, (int)i), aff_link_bw(t, t->rail[i].dev));
 
 		rk->all[i] = (int)i;
 		for (m = 0; m < AFF_RANK_MODES; m++)
@@ -221,7 +221,7 @@ static void best_of(const struct aff_ranker *rk, int gdev, const int *rails, siz
 static bool settled(const struct aff_ranker *rk, int gdev, const struct aff_cand *best,
 		    size_t n, enum aff_rank_mode mode)
 {
-	double ub = fmin(aff_link_bw(rk->t, gdev), rk->max_cap[mode]);
+	double ub = aff_fmin(aff_link_bw(rk->t, gdev), rk->max_cap[mode]);
 	int c;
 
 	if (!n || (mode != AFF_RANK_NCCL && best->key.virt))

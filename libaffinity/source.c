@@ -149,6 +149,9 @@ AFF_EXPORT int aff_snapshot_live(struct aff_ctx *ctx, const char *path, char *no
 
 	if (note && notelen)
 		*note = '\0';
+	rc = aff_hwloc_require("snapshot", err, errlen);
+	if (rc < 0)
+		return rc;
 	/* A snapshot keeps what NVML and ROCm SMI say, for topo --input anywhere. */
 	rc = discover(ctx, AFF_LOAD_GPU_LIBS, &hw, &rep, why, sizeof(why));
 	if (rc < 0)
@@ -186,6 +189,9 @@ AFF_EXPORT int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name, const
 	rc = sniff(name, buf, len, &kind, err, errlen);
 	if (rc < 0)
 		return rc;
+	rc = aff_hwloc_require(name, err, errlen);
+	if (rc < 0)
+		return rc;
 	t = aff_topo_alloc(ctx, kind == INPUT_NCCL ? AFF_SRC_NCCL : AFF_SRC_HWLOC, name);
 	if (!t)
 		return -ENOMEM;
@@ -214,6 +220,9 @@ AFF_EXPORT int aff_topo_load(struct aff_ctx *ctx, const char *input,
 		free(buf);
 		return rc;
 	}
+	rc = aff_hwloc_require("live node", err, errlen);
+	if (rc < 0)
+		return rc;
 	t = aff_topo_alloc(ctx, AFF_SRC_LIVE, NULL);
 	if (!t)
 		return -ENOMEM;

@@ -44,7 +44,7 @@ $(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c $(BROKER_UNIT_
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) $(CMOCKA_CFLAGS) \
 		-I$(TOP)/broker/railbindd -DBUILD='"$(BUILD)"' -o $@ $< $(BROKER_UNIT_OBJS) $(LDFLAGS) $(LIBAFF_A) \
-		$(DEP_LIBS) $(CMOCKA_LIBS)
+		$(TEST_LIBS) $(CMOCKA_LIBS)
 
 .PHONY: check-broker-unit
 check-broker-unit: $(BUILD)/tests/broker_request $(BUILD)/fixtures/dgx-h100.xml

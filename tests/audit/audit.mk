@@ -9,7 +9,7 @@ AUDIT_KMODFEED := $(BUILD)/tests/audit-kmodfeed
 $(AUDIT_KMODFEED): $(TOP)/tests/audit/kmodfeed.c $(LIBAFF_A)
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) -o $@ $< $(LDFLAGS) $(LIBAFF_A) \
-		$(DEP_LIBS)
+		$(TEST_LIBS)
 
 .PHONY: check-audit check-audit-asan check-audit-valgrind
 check-audit: $(RAILBIND) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)

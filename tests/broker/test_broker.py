@@ -572,6 +572,41 @@ def test_binds(tmp):
         b.stop()
 
 
+def test_broker_path_loads_no_hwloc(tmp):
+    """A rank the broker plans for starts without libhwloc (hwloc_lazy.c): the
+    dynamic linker names what it loads (LD_DEBUG=libs); a node whose libhwloc
+    is broken still starts its ranks, and what needs hwloc says which file."""
+    b = Broker(tmp, HOST2)
+    try:
+        env = clean_env(RAILBIND_SOCKET=b.sock, LD_DEBUG="libs")
+        r = run(["run", "--rank", "0", "--no-lease", "--no-bind", "--", "true"], env=env)
+        check(r.returncode == 0 and "find library=libjson-c" in r.stderr
+              and "libhwloc" not in r.stderr,
+              "railbind run through the broker loads no libhwloc: %r" % r.stderr[-600:])
+        r = run(["run", "--local", "--input", HOST2, "--rank", "0", "--no-bind", "--", "true"],
+                env=env)
+        check(r.returncode == 0 and "find library=libhwloc.so.15" in r.stderr,
+              "computed in-process, the same run does load it: %r" % r.stderr[-600:])
+        lib = os.path.join(tmp, "lib")
+        os.mkdir(lib)
+        with open(os.path.join(lib, "libhwloc.so.15"), "w") as f:
+            f.write("not a library\n")
+        env = clean_env(RAILBIND_SOCKET=b.sock, LD_LIBRARY_PATH=lib)
+        r = run(["run", "--rank", "0", "--no-lease", "--no-bind", "--", "sh", "-c",
+                 "echo $RAILBIND_GPU"], env=env)
+        check(r.returncode == 0 and r.stdout.strip() == expected_plan(HOST2)["ranks"][0]["gpu"]["pci"],
+              "with libhwloc broken, the broker's rank still starts with its GPU: %r %r"
+              % (r.stdout, r.stderr))
+        r = run(["plan", "--input", HOST2], env=env)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and lines[0].startswith("railbind: " + HOST2)
+              and "libhwloc.so.15, which cannot be loaded" in lines[0],
+              "with libhwloc broken, plan says so in one line naming its input, exit 1: %d %r"
+              % (r.returncode, r.stderr))
+    finally:
+        b.stop()
+
+
 def test_sd_notify_and_activation(tmp):
     ns = os.path.join(tmp, "notify")
     n = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -743,7 +778,8 @@ def main():
     tests = [test_concurrent, test_busy_and_fallback, test_cli_errors, test_protocol,
              test_nobody]
     later = (test_watch_and_reload, test_nccl_topo_file, test_kill9, test_binds,
-             test_sd_notify_and_activation, test_claims, test_valgrind)
+             test_broker_path_loads_no_hwloc, test_sd_notify_and_activation, test_claims,
+             test_valgrind)
     wrap = ()
     if os.environ.get("RB_VALGRIND"):
         # check-broker-valgrind: the main broker under memcheck; its exit code

@@ -22,7 +22,7 @@ $(VERIFY_RANK): $(VERIFY_DIR)/rank.c
 $(VERIFY_RACE): $(VERIFY_DIR)/race.c $(LIBAFF_A) $(VERIFY_DIR)/verify.mk
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) $(CMOCKA_CFLAGS) -DBUILD='"$(BUILD)"' \
-		-o $@ $< $(LDFLAGS) $(LIBAFF_A) $(DEP_LIBS) $(CMOCKA_LIBS)
+		-o $@ $< $(LDFLAGS) $(LIBAFF_A) $(TEST_LIBS) $(CMOCKA_LIBS)
 
 $(BUILD)/verify/%.xml: $(VERIFY_DIR)/%.topo $(RBGEN)
 	@mkdir -p $(@D)
