@@ -4,9 +4,9 @@
  *
  * A rank that the broker plans for (railbind run, aff_binding_get) never
  * calls hwloc, yet a linked libhwloc, with the libudev and libm it brings,
- * is a third of the page faults of starting railbind: on a node where a
- * fault costs tens of microseconds that alone put `railbind run` at 1.25x
- * taskset (bench/broker.sh). GNU ld has no lazy loading (Solaris's
+ * is a fifth of the page faults of starting railbind: on a node where a
+ * fault costs tens of microseconds that put `railbind run` at 1.23x
+ * taskset, 1.09x without it (bench/broker.sh). GNU ld has no lazy loading (Solaris's
  * -z lazyload), so each hwloc function libaffinity and its programs call is
  * defined here under its own name, hidden (never exported from
  * libaffinity.so, never interposing on hwloc's own calls): the first call
