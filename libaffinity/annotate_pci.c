@@ -173,37 +173,31 @@ unreadable:
 	return 0;
 }
 
-/* Reads up to the full extended space; *size gets what the file claims to hold. */
+/*
+ * Reads up to the full extended space; *size gets what the file claims to
+ * hold. Without blocking, as every attribute: a FIFO under --root is empty.
+ */
 static int read_config(const char *path, uint8_t *buf, size_t len, size_t *got, off_t *size)
 {
 	struct stat st;
-	ssize_t n;
-	int fd, ret = 0;
+	ssize_t n = 0;
+	int fd;
 
 	*got = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	*size = st.st_size;
-	while (*got < len) {
-		n = pread(fd, buf + *got, len - *got, (off_t)*got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		*got += (size_t)n;
-	}
-out:
+	if (fstat(fd, &st) < 0)
+		n = -errno;
+	else
+		*size = st.st_size;
+	if (!n)
+		n = aff_read_upto(fd, buf, len);
 	close(fd);
-	return ret;
+	if (n < 0)
+		return (int)n;
+	*got = (size_t)n;
+	return 0;
 }
 
 /*

@@ -287,6 +287,25 @@ AFF_EXPORT int aff_write_atomic(const char *what, const char *path, const char *
 	return write_file(what, path, buf, len, err, errlen);
 }
 
+/* Up to @len bytes, or to the end of the file; the count, or -errno. */
+ssize_t aff_read_upto(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		n = read(fd, (char *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
 /*
  * A small text file (a sysfs or /proc attribute) into @buf, trailing blanks
  * cut; -errno, @buf an empty string then. Opened without blocking, so a FIFO
@@ -295,31 +314,17 @@ AFF_EXPORT int aff_write_atomic(const char *what, const char *path, const char *
  */
 int aff_read_text(const char *path, char *buf, size_t len, bool nofollow)
 {
-	size_t got = 0;
-	ssize_t n;
-	int fd, ret = 0;
+	ssize_t got;
+	int fd;
 
 	buf[0] = '\0';
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
 	if (fd < 0)
 		return -errno;
-	while (got < len - 1) {
-		n = read(fd, buf + got, len - 1 - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
+	got = aff_read_upto(fd, buf, len - 1);
 	close(fd);
-	if (ret) {
-		buf[0] = '\0';
-		return ret;
-	}
+	if (got < 0)
+		return (int)got;
 	buf[got] = '\0';
 	while (got && isspace((unsigned char)buf[got - 1]))
 		buf[--got] = '\0';

@@ -87,6 +87,8 @@ int aff_hwloc_require(const char *what, char *err, size_t errlen);
 /* aff_write_all, aff_write_atomic, aff_read_file, aff_read_state_file: affinity.h. */
 /* A small text file, trailing blanks cut, without blocking (fileio.c). */
 int aff_read_text(const char *path, char *buf, size_t len, bool nofollow);
+/* Up to @len bytes from @fd, or to its end: the count, or -errno (fileio.c). */
+ssize_t aff_read_upto(int fd, void *buf, size_t len);
 
 /*
  * aff_child_limits - in a process about to read an input of @len bytes that

@@ -121,7 +121,7 @@ static void put_rm(const char *root, const char *rel)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_true(snprintf(path, sizeof(path), "%s/%s", root, rel) < (int)sizeof(path));
 	assert_int_equal(unlink(path), 0);
 }
 
@@ -560,6 +560,26 @@ static void port_type_conventional(void **state)
 	put_bytes(fx->dir, "sys/bus/pci/devices/" PORT1 "/config", cfg, sizeof(cfg));
 	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
 	assert_info(pci_obj(fx->topo, PORT1), AFF_INFO_PORT_TYPE, "bridge");
+}
+
+/* A FIFO planted as a config space reads as empty, at once: the module's word stands. */
+static void port_type_fifo_config(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX];
+
+	put_rm(fx->dir, "sys/bus/pci/devices/" PORT2 "/config");
+	assert_true(snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/" PORT2 "/config",
+			     fx->dir) < (int)sizeof(path));
+	assert_int_equal(mkfifo(path, 0644), 0);
+	put(fx->dir, "dev/railbind",
+	    "railbind format=1 version=0.3.1\n"
+	    "dev pci=" PORT2 " kind=bridge type=downstream acs_ctl=-\n"
+	    "end records=3\n");
+	alarm(5);
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	alarm(0);
+	assert_info(pci_obj(fx->topo, PORT2), AFF_INFO_PORT_TYPE, "downstream");
 }
 
 /*
@@ -1061,6 +1081,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kmod_loaded_without_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_type_conventional, setup, teardown),
+		cmocka_unit_test_setup_teardown(port_type_fifo_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(annotate_health, setup, teardown),
 		cmocka_unit_test_setup_teardown(annotate_health_other_boot, setup, teardown),
 		cmocka_unit_test(peer_memory_decision),
