@@ -290,6 +290,12 @@ static void test_kmod_generation(void **state)
 	assert_int_equal(gen, 42);
 	assert_int_equal(aff_write_atomic("test", path, "x\n", 2, err, sizeof(err)), 0);
 	assert_int_equal(aff_kmod_generation(dir, &gen), -EINVAL);
+	/* A FIFO planted there: not a number, at once (the alarm catches a hang). */
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	alarm(5);
+	assert_int_equal(aff_kmod_generation(dir, &gen), -EINVAL);
+	alarm(0);
 	unlink(path);
 	for (int i = 0; i < 4; i++) {
 		*strrchr(path, '/') = '\0';
