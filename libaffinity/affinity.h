@@ -98,6 +98,15 @@ enum aff_load_flags {
 	 * Since: 1.4
 	 */
 	AFF_LOAD_GPU_LIBS = 1ul << 2,
+	/*
+	 * The live node: also read each NIC's pluggable module (temperature,
+	 * optical power and bias per lane, the module's own thresholds) through
+	 * ethtool, for the audit's transceiver check. Needs CAP_NET_ADMIN
+	 * (without it each NIC records why it could not be read); costs a few
+	 * I2C reads per module. `railbind audit` and `railbind snapshot` ask.
+	 * No effect on a file. Since: 1.7
+	 */
+	AFF_LOAD_OPTICS = 1ul << 3,
 };
 
 /**

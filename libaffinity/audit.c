@@ -91,6 +91,7 @@ static int build_doc(struct aff_audit *a)
 	json_object_object_add(doc, "summary", sum);
 	json_object_object_add(doc, "topo", aff_topo_to_json(a->topo));
 	json_object_object_add(doc, "pairs", pairs_json(a));
+	json_object_object_add(doc, "optics", json_object_get(a->optics));
 	a->doc = doc;
 	return 0;
 }
@@ -119,7 +120,8 @@ AFF_EXPORT int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsig
 	}
 	a->checks = json_object_new_array();
 	a->undecided = json_object_new_array();
-	if (!a->checks || !a->undecided) {
+	a->optics = json_object_new_array();
+	if (!a->checks || !a->undecided || !a->optics) {
 		aff_audit_free(a);
 		return -ENOMEM;
 	}
@@ -134,6 +136,8 @@ AFF_EXPORT int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsig
 		rc = aff_audit_host(a);
 	if (!rc)
 		rc = aff_audit_health(a);
+	if (!rc)
+		rc = aff_audit_optics(a);
 	/* A check that neither found anything nor gave up passed: say so. */
 	for (k = 0; !rc && k < AFF_AUDIT_NCHECKS; k++)
 		if (!a->check_found[k] && !is_undecided(a, aff_audit_check_ids[k]))
@@ -178,6 +182,7 @@ AFF_EXPORT struct aff_audit *aff_audit_unref(struct aff_audit *a)
 	json_object_put(a->doc);
 	json_object_put(a->checks);
 	json_object_put(a->undecided);
+	json_object_put(a->optics);
 	aff_plan_unref(a->plan);
 	aff_topo_unref(a->topo);
 	free(a);

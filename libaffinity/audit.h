@@ -20,7 +20,11 @@
  *	  "undecided": [ { "id", "reason" } ],
  *	  "summary": { "<check id>": "ok|warn|fail|unknown", ... },
  *	  "topo": <railbind.topo/1 document>,
- *	  "pairs": [ { "gpu", "nic", "nic_pci", "path", "planned" } ] }
+ *	  "pairs": [ { "gpu", "nic", "nic_pci", "path", "planned" } ],
+ *	  "optics": [ { "nic", "pci", "netdev", "type", "temperature_c", "voltage_v",
+ *	                "lanes": [ { "lane", "rx_power_mw", "tx_power_mw", "bias_ma" } ],
+ *	                "thresholds": { "<quantity>": { "high_alarm", "low_alarm",
+ *	                                                "high_warn", "low_warn" } } } ] }
  * A check that found nothing wrong has one entry of severity "ok" (subject
  * "node"); nic-shared findings are information and carry severity "ok". A check
  * that could not be decided has no entry in "checks" and one in "undecided".
@@ -36,7 +40,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 13
+#define AFF_AUDIT_NCHECKS 14
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
@@ -58,6 +62,7 @@ struct aff_audit {
 	struct aff_plan *plan;		/* NULL without accelerators */
 	struct json_object *checks;	/* array */
 	struct json_object *undecided;	/* array */
+	struct json_object *optics;	/* array: each rail's transceiver readings */
 	enum aff_sev check_sev[AFF_AUDIT_NCHECKS];
 	unsigned check_found[AFF_AUDIT_NCHECKS];
 	struct json_object *doc;	/* built by aff_audit_run */
@@ -100,5 +105,7 @@ int aff_audit_nic(struct aff_audit *a);
 int aff_audit_host(struct aff_audit *a);
 /* link-flapping, pcie-errors, port-flapping (audit_health.c). */
 int aff_audit_health(struct aff_audit *a);
+/* transceiver (audit_optics.c). */
+int aff_audit_optics(struct aff_audit *a);
 
 #endif /* AFF_AUDIT_H */

@@ -120,6 +120,10 @@ static int discover(const struct aff_ctx *ctx, unsigned long flags, hwloc_topolo
 		hwloc_topology_destroy(*hw);
 		return aff_seterr(err, errlen, ENOMEM, "live node: out of memory");
 	}
+	if ((flags & AFF_LOAD_OPTICS) && aff_discover_optics(*hw, ctx->root, rep) < 0) {
+		hwloc_topology_destroy(*hw);
+		return aff_seterr(err, errlen, ENOMEM, "live node: out of memory");
+	}
 	return 0;
 }
 
@@ -152,8 +156,11 @@ AFF_EXPORT int aff_snapshot_live(struct aff_ctx *ctx, const char *path, char *no
 	rc = aff_hwloc_require("snapshot", err, errlen);
 	if (rc < 0)
 		return rc;
-	/* A snapshot keeps what NVML and ROCm SMI say, for topo --input anywhere. */
-	rc = discover(ctx, AFF_LOAD_GPU_LIBS, &hw, &rep, why, sizeof(why));
+	/*
+	 * A snapshot keeps what NVML and ROCm SMI say, and the transceivers'
+	 * readings, for topo and audit --input anywhere.
+	 */
+	rc = discover(ctx, AFF_LOAD_GPU_LIBS | AFF_LOAD_OPTICS, &hw, &rep, why, sizeof(why));
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "snapshot: %s", *why ? why : strerror(-rc));
 	rc = aff_snapshot_write(hw, path, err, errlen);

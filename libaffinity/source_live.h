@@ -89,6 +89,15 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 int aff_discover_gpu_libs(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
 
 /*
+ * Read the module EEPROM of each network PCI function through its netdev and record the
+ * readings, or why there are none, as RailbindXcvr* infos (annotate_optics.c): needs
+ * CAP_NET_ADMIN, costs a few I2C reads per module, so only the audit and the snapshot
+ * ask (AFF_LOAD_OPTICS). A recorded tree (@root not "/") has no module to read: each
+ * function records that. 0 or -ENOMEM.
+ */
+int aff_discover_optics(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
+
+/*
  * Export @topo as hwloc v2 XML to @path atomically: a temporary file in the same
  * directory, fsync, rename over @path, fsync of the directory. On any error no new file
  * is left behind and @path keeps its old content. "-" writes to stdout. The file is

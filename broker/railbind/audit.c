@@ -103,6 +103,75 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 
 /* ---- Prometheus ---- */
 
+/* One transceiver gauge line: @name{nic,nic_pci,netdev[,lane]} value. */
+static void prom_xcvr(FILE *f, const char *name, struct json_object *x, const char *extra,
+		      struct json_object *v)
+{
+	fprintf(f, "%s{nic=\"", name);
+	rb_prom_label(f, rb_jstr(x, "nic"));
+	fprintf(f, "\",nic_pci=\"");
+	rb_prom_label(f, rb_jstr(x, "pci"));
+	fprintf(f, "\",netdev=\"");
+	rb_prom_label(f, rb_jstr(x, "netdev"));
+	fprintf(f, "\"%s} %.6g\n", extra, json_object_get_double(v));
+}
+
+/*
+ * Each rail's transceiver, so Prometheus can trend what the audit judges
+ * only against the module's thresholds: temperature, per-lane optical power
+ * and bias, and the thresholds themselves (for alert rules).
+ */
+static void print_prom_optics(FILE *f, struct json_object *optics)
+{
+	static const char *const lanes_q[] = { "rx_power_mw", "tx_power_mw", "bias_ma" };
+	size_t i, l, q, n = json_object_array_length(optics);
+	char extra[64];
+
+	if (!n)
+		return;
+	fprintf(f, "# HELP railbind_transceiver_temperature_celsius Temperature of each rail's pluggable module.\n"
+		"# TYPE railbind_transceiver_temperature_celsius gauge\n");
+	for (i = 0; i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(optics, i), *v = rb_jget(x, "temperature_c");
+
+		if (v)
+			prom_xcvr(f, "railbind_transceiver_temperature_celsius", x, "", v);
+	}
+	for (q = 0; q < 3; q++) {
+		fprintf(f, "# HELP railbind_transceiver_%s Per lane, each rail's pluggable module.\n"
+			"# TYPE railbind_transceiver_%s gauge\n", lanes_q[q], lanes_q[q]);
+		for (i = 0; i < n; i++) {
+			struct json_object *x = json_object_array_get_idx(optics, i);
+			struct json_object *lanes = rb_jget(x, "lanes");
+			char name[64];
+
+			snprintf(name, sizeof(name), "railbind_transceiver_%s", lanes_q[q]);
+			for (l = 0; l < json_object_array_length(lanes); l++) {
+				struct json_object *lj = json_object_array_get_idx(lanes, l);
+				struct json_object *v = rb_jget(lj, lanes_q[q]);
+
+				snprintf(extra, sizeof(extra), ",lane=\"%d\"",
+					 json_object_get_int(rb_jget(lj, "lane")));
+				if (v)
+					prom_xcvr(f, name, x, extra, v);
+			}
+		}
+	}
+	fprintf(f, "# HELP railbind_transceiver_threshold The module's own thresholds (quantity as in the gauges above, level high_alarm, low_alarm, high_warn, low_warn).\n"
+		"# TYPE railbind_transceiver_threshold gauge\n");
+	for (i = 0; i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(optics, i);
+
+		json_object_object_foreach(rb_jget(x, "thresholds"), qname, tq) {
+			json_object_object_foreach(tq, level, v) {
+				snprintf(extra, sizeof(extra), ",quantity=\"%.16s\",level=\"%.12s\"",
+					 qname, level);
+				prom_xcvr(f, "railbind_transceiver_threshold", x, extra, v);
+			}
+		}
+	}
+}
+
 static void print_prom(FILE *f, struct json_object *doc)
 {
 	struct json_object *pairs = rb_jget(doc, "pairs"), *checks = rb_jget(doc, "checks");
@@ -155,6 +224,7 @@ static void print_prom(FILE *f, struct json_object *doc)
 		fprintf(f, "\",class=\"%s\",planned=\"%d\"} %d\n", cls,
 			json_object_get_boolean(rb_jget(p, "planned")), (int)path - AFF_PATH_NV);
 	}
+	print_prom_optics(f, rb_jget(doc, "optics"));
 }
 
 /* ---- Node Feature Discovery ---- */
@@ -177,7 +247,8 @@ static const struct rb_verb verb = {
 	.name = "audit",
 	.synopsis = "[OPTIONS]",
 	.about = "Check the node's (or a snapshot's) NUMA/PCIe layout: GPU-NIC path classes,\n"
-		 "NUMA nodes, ACS redirect, downtrained links, peer memory, IOMMU, RDMA ports.\n"
+		 "NUMA nodes, ACS redirect, downtrained links, peer memory, IOMMU, RDMA ports,\n"
+		 "transceivers (as root: reading a module EEPROM needs CAP_NET_ADMIN).\n"
 		 "Exit: 0 ok, 1 warnings, 2 failures, 3 could not decide (or bad input).\n",
 	.family = RB_CHECK,
 	.opts = opts,
@@ -188,7 +259,8 @@ static const struct rb_verb verb = {
 
 int cmd_audit(int argc, char **argv)
 {
-	struct rb_opts o = { 0 };
+	/* The live node's transceivers too (needs root; says so without). */
+	struct rb_opts o = { .load_flags = AFF_LOAD_OPTICS };
 	struct aff_ctx *ctx = NULL;
 	struct aff_topo *topo = NULL;
 	struct aff_audit *a = NULL;

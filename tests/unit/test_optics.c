@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Transceivers: images of each memory map written by tests/optics/eeprom_gen.h
+ * from the specifications, through the decoders (optics_*.c); every expected
+ * value below was worked out by hand from the specification's units (1/256 C,
+ * 100 uV, 0.1 uW, 2 uA), not taken from the decoder. Then the snapshot's
+ * attributes (optics_info.c), discovery's undecided cases on a recorded tree
+ * (annotate_optics.c: an InfiniBand port, no module to read), and the audit's
+ * transceiver check on the audit-ok fixture with each rail's module planted.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include <hwloc.h>
+#include <hwloc/export.h>
+#include <json-c/json.h>
+
+#include "affinity.h"
+#include "audit.h"
+#include "optics.h"
+#include "optics_info.h"
+#include "source_live.h"
+#include "../optics/eeprom_gen.h"
+
+#define near(x, want) assert_true(fabs((x) - (want)) < 1e-6)
+
+static int decode(const struct gen_module *m, struct aff_optics *o, char *why, size_t len)
+{
+	static struct gen_image im;
+	struct aff_optics_image img;
+
+	gen_image(m, &im);
+	img.data = im.data;
+	img.len = im.len;
+	return aff_optics_decode(aff_optics_image_read, &img, o, why, len);
+}
+
+static void sff8472_internal(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8472);
+	struct aff_optics o;
+
+	(void)state;
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_int_equal(o.kind, AFF_OPTICS_SFF8472);
+	assert_false(o.ext_cal);
+	assert_int_equal(o.lanes, 1);
+	near(o.temp_c, 40.0);		/* 10240 / 256 */
+	near(o.vcc_v, 3.3);		/* 33000 x 100 uV */
+	near(o.rx_mw[0], 0.5);		/* 5000 x 0.1 uW */
+	near(o.tx_mw[0], 0.6);
+	near(o.bias_ma[0], 7.0);	/* 3500 x 2 uA */
+	assert_int_equal(o.has_thresh, 0x1f);
+	near(o.thresh[AFF_OQ_TEMP].high_alarm, 75.0);
+	near(o.thresh[AFF_OQ_TEMP].low_alarm, -5.0);	/* 0xfb00 signed */
+	near(o.thresh[AFF_OQ_VCC].low_warn, 3.1);
+	near(o.thresh[AFF_OQ_RX].low_warn, 0.1);
+	near(o.thresh[AFF_OQ_RX].low_alarm, 0.05);
+	near(o.thresh[AFF_OQ_BIAS].high_alarm, 15.0);
+}
+
+static void sff8472_no_ddm(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8472);
+	struct aff_optics o;
+	char why[160];
+
+	(void)state;
+	m.ddm = false;
+	assert_int_equal(decode(&m, &o, why, sizeof(why)), -ENODATA);
+	assert_non_null(strstr(why, "byte 92"));
+}
+
+static void sff8472_external(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8472);
+	struct aff_optics o;
+
+	(void)state;
+	m.ext_cal = true;
+	/* A/D counts and the constants that turn them into the common units. */
+	m.temp = 1000;
+	m.slope[GEN_TEMP] = 0x0280;	/* 2.5 */
+	m.offset[GEN_TEMP] = 256;	/* +1 C */
+	m.vcc = 16500;
+	m.slope[GEN_VCC] = 0x0200;	/* 2.0 */
+	m.lane[GEN_BIAS][0] = 1000;
+	m.slope[GEN_BIAS] = 0x0380;	/* 3.5 */
+	m.offset[GEN_BIAS] = -100;
+	m.lane[GEN_TX][0] = 3000;
+	m.slope[GEN_TX] = 0x0200;
+	m.lane[GEN_RX][0] = 100;
+	m.rx_poly[0] = 1000.0f;
+	m.rx_poly[1] = 40.0f;
+	m.rx_poly[2] = 0.5f;
+	m.th[GEN_TEMP][0] = 7000;
+	m.th[GEN_RX][3] = 10;
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_true(o.ext_cal);
+	near(o.temp_c, 10.765625);	/* (2.5 x 1000 + 256) / 256 */
+	near(o.vcc_v, 3.3);		/* 2 x 16500 = 33000 */
+	near(o.bias_ma[0], 6.8);	/* 3.5 x 1000 - 100 = 3400 x 2 uA */
+	near(o.tx_mw[0], 0.6);		/* 2 x 3000 = 6000 x 0.1 uW */
+	near(o.rx_mw[0], 1.0);		/* 1000 + 40 x 100 + 0.5 x 100^2 = 10000 */
+	near(o.thresh[AFF_OQ_TEMP].high_alarm, 69.359375);	/* (17500 + 256) / 256 */
+	near(o.thresh[AFF_OQ_RX].low_warn, 0.145);	/* 1000 + 400 + 50 = 1450 */
+}
+
+static void sff8636_paged(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8636);
+	struct aff_optics o;
+
+	(void)state;
+	m.lane[GEN_RX][2] = 1234;
+	m.lane[GEN_BIAS][3] = 4000;
+	m.temp = (int16_t)-640;
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_int_equal(o.kind, AFF_OPTICS_SFF8636);
+	assert_false(o.flat);
+	assert_int_equal(o.lanes, 4);
+	near(o.temp_c, -2.5);
+	near(o.rx_mw[0], 0.5);
+	near(o.rx_mw[2], 0.1234);
+	near(o.bias_ma[3], 8.0);
+	near(o.tx_mw[1], 0.6);
+	assert_int_equal(o.has_thresh, 0x1f);
+	near(o.thresh[AFF_OQ_TEMP].high_warn, 70.0);
+	near(o.thresh[AFF_OQ_VCC].low_alarm, 3.0);
+	near(o.thresh[AFF_OQ_RX].high_alarm, 2.0);
+	near(o.thresh[AFF_OQ_BIAS].low_warn, 3.0);
+	near(o.thresh[AFF_OQ_TX].low_alarm, 0.05);
+}
+
+static void sff8636_flat(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8636);
+	struct aff_optics o;
+
+	(void)state;
+	m.flat = true;
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_true(o.flat);
+	assert_int_equal(o.has_thresh, 0);
+	near(o.temp_c, 40.0);
+	near(o.rx_mw[3], 0.5);
+}
+
+static void cmis_paged(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_CMIS);
+	struct aff_optics o;
+
+	(void)state;
+	m.bias_scale = 1;		/* x2 */
+	m.lane[GEN_RX][7] = 777;
+	m.th[GEN_TX][0] = 25000;	/* only TX power's high alarm differs from RX's */
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_int_equal(o.kind, AFF_OPTICS_CMIS);
+	assert_int_equal(o.lanes, 8);
+	near(o.temp_c, 40.0);
+	near(o.vcc_v, 3.3);
+	near(o.rx_mw[7], 0.0777);
+	near(o.rx_mw[0], 0.5);
+	near(o.tx_mw[4], 0.6);
+	near(o.bias_ma[5], 14.0);	/* 3500 x 2 uA x 2 */
+	near(o.thresh[AFF_OQ_BIAS].high_alarm, 30.0);
+	near(o.thresh[AFF_OQ_TX].high_alarm, 2.5);
+	near(o.thresh[AFF_OQ_RX].high_alarm, 2.0);
+	near(o.thresh[AFF_OQ_VCC].high_warn, 3.5);
+	m.lanes = 4;			/* a DR4: four media lanes of eight */
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_int_equal(o.lanes, 4);
+}
+
+static void cmis_flat(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_CMIS);
+	struct aff_optics o;
+
+	(void)state;
+	m.flat = true;
+	m.temp = 45 * 256 + 128;
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_true(o.flat);
+	near(o.temp_c, 45.5);
+	assert_int_equal(o.has, 1u << AFF_OQ_TEMP | 1u << AFF_OQ_VCC);
+	assert_int_equal(o.has_thresh, 0);
+}
+
+static void unknown_identifier(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8636);
+	static struct gen_image im;
+	struct aff_optics_image img;
+	struct aff_optics o;
+	char why[160];
+
+	(void)state;
+	gen_image(&m, &im);
+	im.data[4] = 0x7e;
+	img.data = im.data;
+	img.len = im.len;
+	assert_int_equal(aff_optics_decode(aff_optics_image_read, &img, &o, why, sizeof(why)),
+			 -EPROTONOSUPPORT);
+	assert_non_null(strstr(why, "0x7e"));
+	img.len = 0;
+	assert_int_equal(aff_optics_decode(aff_optics_image_read, &img, &o, NULL, 0), -EIO);
+}
+
+/* ---- On the audit-ok fixture: its NICs 05, 15, 85 and 95:00.0 ---- */
+
+static const char *const nic_pci[4] = { "05", "15", "85", "95" };
+
+static hwloc_topology_t fixture(void)
+{
+	hwloc_topology_t t;
+
+	assert_int_equal(hwloc_topology_init(&t), 0);
+	hwloc_topology_set_all_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
+	assert_int_equal(hwloc_topology_set_xml(t, BUILD "/fixtures/audit-ok.xml"), 0);
+	assert_int_equal(hwloc_topology_load(t), 0);
+	return t;
+}
+
+static hwloc_obj_t nic(hwloc_topology_t t, int i)
+{
+	hwloc_obj_t o = hwloc_get_pcidev_by_busid(t, 0, (unsigned)strtoul(nic_pci[i], NULL, 16),
+						  0, 0);
+
+	assert_non_null(o);
+	return o;
+}
+
+static void plant(hwloc_topology_t t, int i, const struct gen_module *m)
+{
+	struct aff_optics o;
+
+	assert_int_equal(decode(m, &o, NULL, 0), 0);
+	assert_int_equal(aff_optics_info_write(nic(t, i), "eth0", &o), 0);
+}
+
+/* The audit of @t: its document (put it), and the exit code. */
+static struct json_object *audit(hwloc_topology_t t, int *code)
+{
+	struct aff_ctx *ctx = aff_ctx_new(NULL);
+	struct aff_topo *topo;
+	struct aff_audit *a;
+	struct json_object *doc;
+	char err[512], *xml;
+	int len;
+
+	assert_non_null(ctx);
+	assert_int_equal(hwloc_topology_export_xmlbuffer(t, &xml, &len, 0), 0);
+	assert_int_equal(aff_topo_load_buffer(ctx, "planted.xml", xml, (size_t)len - 1, 0, &topo,
+					      err, sizeof(err)), 0);
+	hwloc_free_xmlbuffer(t, xml);
+	assert_int_equal(aff_audit_run(topo, NULL, 0, &a, err, sizeof(err)), 0);
+	doc = aff_audit_to_json(a);
+	*code = aff_audit_exit_code(a);
+	aff_audit_unref(a);
+	aff_topo_unref(topo);
+	aff_ctx_unref(ctx);
+	return doc;
+}
+
+static const char *jstr(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* The transceiver findings of @doc that are not "ok": how many, and the first. */
+static int findings(struct json_object *doc, struct json_object **first)
+{
+	struct json_object *checks;
+	size_t i;
+	int n = 0;
+
+	*first = NULL;
+	assert_true(json_object_object_get_ex(doc, "checks", &checks));
+	for (i = 0; i < json_object_array_length(checks); i++) {
+		struct json_object *c = json_object_array_get_idx(checks, i);
+
+		if (strcmp(jstr(c, "id"), "transceiver") || !strcmp(jstr(c, "severity"), "ok"))
+			continue;
+		if (!n++)
+			*first = c;
+	}
+	return n;
+}
+
+static const char *summary(struct json_object *doc)
+{
+	struct json_object *s;
+
+	assert_true(json_object_object_get_ex(doc, "summary", &s));
+	return jstr(s, "transceiver");
+}
+
+/* Every rail healthy but rail @bad, which gets @m. */
+static struct json_object *audit_with(const struct gen_module *m, int *code)
+{
+	struct gen_module ok = gen_healthy(GEN_CMIS);
+	hwloc_topology_t t = fixture();
+	struct json_object *doc;
+	int i;
+
+	plant(t, 0, m);
+	for (i = 1; i < 4; i++)
+		plant(t, i, &ok);
+	doc = audit(t, code);
+	hwloc_topology_destroy(t);
+	return doc;
+}
+
+static void audit_healthy(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8636);
+	struct json_object *doc, *c, *optics, *lanes;
+	int code;
+
+	(void)state;
+	doc = audit_with(&m, &code);
+	assert_int_equal(code, 0);
+	assert_string_equal(summary(doc), "ok");
+	assert_int_equal(findings(doc, &c), 0);
+	/* The readings, for --prom: four rails, the first with its four lanes. */
+	assert_true(json_object_object_get_ex(doc, "optics", &optics));
+	assert_int_equal(json_object_array_length(optics), 4);
+	assert_true(json_object_object_get_ex(json_object_array_get_idx(optics, 0), "lanes", &lanes));
+	assert_int_equal(json_object_array_length(lanes), 4);
+	json_object_put(doc);
+}
+
+static void audit_rx_low_warning(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8636);
+	struct json_object *doc, *c;
+	int code;
+
+	(void)state;
+	m.lane[GEN_RX][1] = 800;	/* 0.08 mW: under the 0.1 warning, over the 0.05 alarm */
+	doc = audit_with(&m, &code);
+	assert_int_equal(code, 1);
+	assert_string_equal(summary(doc), "warn");
+	assert_int_equal(findings(doc, &c), 1);
+	assert_string_equal(jstr(c, "severity"), "warn");
+	assert_string_equal(jstr(c, "subject"), "mlx5_0");
+	assert_non_null(strstr(jstr(c, "message"), "lane 2 RX power 0.08 mW under the module's low warning 0.1"));
+	json_object_put(doc);
+}
+
+static void audit_dark_lane(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_CMIS);
+	struct json_object *doc, *c;
+	int code;
+
+	(void)state;
+	m.lane[GEN_RX][5] = 0;
+	doc = audit_with(&m, &code);
+	assert_int_equal(code, 2);
+	assert_string_equal(summary(doc), "fail");
+	assert_int_equal(findings(doc, &c), 1);
+	assert_string_equal(jstr(c, "severity"), "fail");
+	assert_non_null(strstr(jstr(c, "message"), "lane 6 dark (0 mW received)"));
+	json_object_put(doc);
+}
+
+static void audit_hot(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8472);
+	struct json_object *doc, *c;
+	int code;
+
+	(void)state;
+	m.temp = 80 * 256;		/* over the 75 C alarm */
+	doc = audit_with(&m, &code);
+	assert_int_equal(code, 2);
+	assert_int_equal(findings(doc, &c), 1);
+	assert_non_null(strstr(jstr(c, "message"), "temperature 80 C over the module's high alarm 75"));
+	json_object_put(doc);
+}
+
+/* A reason of the transceiver check's undecided entry, or NULL. */
+static const char *undecided(struct json_object *doc)
+{
+	struct json_object *u;
+	size_t i;
+
+	assert_true(json_object_object_get_ex(doc, "undecided", &u));
+	for (i = 0; i < json_object_array_length(u); i++)
+		if (!strcmp(jstr(json_object_array_get_idx(u, i), "id"), "transceiver"))
+			return jstr(json_object_array_get_idx(u, i), "reason");
+	return NULL;
+}
+
+static void audit_unprivileged(void **state)
+{
+	hwloc_topology_t t = fixture();
+	struct json_object *doc;
+	int i, code;
+
+	(void)state;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(aff_optics_info_undecided(nic(t, i), "eth0",
+			"needs CAP_NET_ADMIN (reading a module EEPROM is privileged: run the audit or snapshot as root)"), 0);
+	doc = audit(t, &code);
+	hwloc_topology_destroy(t);
+	assert_int_equal(code, 0);	/* the rest of audit-ok is healthy */
+	assert_string_equal(summary(doc), "unknown");
+	assert_non_null(undecided(doc));
+	assert_non_null(strstr(undecided(doc), "all 4 rails: needs CAP_NET_ADMIN"));
+	json_object_put(doc);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A recorded tree: ibp5s0 is an InfiniBand port (type 32), ibp21s0 Ethernet. */
+static void discover_recorded_tree(void **state)
+{
+	char root[] = "/tmp/test_optics.XXXXXX", path[256];
+	hwloc_topology_t t = fixture();
+	struct json_object *doc;
+	const char *why;
+	int code;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/sys", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/net", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/net/ibp5s0", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/net/ibp5s0/type", root);
+	write_file(path, "32\n");
+	snprintf(path, sizeof(path), "%s/sys/class/net/ibp21s0", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/net/ibp21s0/type", root);
+	write_file(path, "1\n");
+	assert_int_equal(aff_discover_optics(t, root, NULL), 0);
+	why = hwloc_obj_get_info_by_name(nic(t, 0), AFF_INFO_XCVR_UNDECIDED);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "InfiniBand port"));
+	assert_non_null(strstr(why, "MADs"));
+	why = hwloc_obj_get_info_by_name(nic(t, 1), AFF_INFO_XCVR_UNDECIDED);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "no module EEPROM"));
+	doc = audit(t, &code);
+	hwloc_topology_destroy(t);
+	assert_string_equal(summary(doc), "unknown");
+	assert_non_null(strstr(undecided(doc), "mlx5_0: an InfiniBand port"));
+	json_object_put(doc);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
+}
+
+static void info_round_trip(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_CMIS);
+	hwloc_topology_t t = fixture();
+	struct aff_optics o, back;
+	const char *why;
+	char buf[160];
+
+	(void)state;
+	m.lane[GEN_BIAS][2] = 1234;
+	assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	assert_int_equal(aff_optics_info_write(nic(t, 2), "eth2", &o), 0);
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 2), "RailbindXcvrBias"),
+			    "7.0000,7.0000,2.4680,7.0000,7.0000,7.0000,7.0000,7.0000");
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 2), "RailbindXcvrTempThresholds"),
+			    "75.0000,-5.0000,70.0000,0.0000");
+	assert_int_equal(aff_optics_info_read(nic(t, 2), &back, &why, buf, sizeof(buf)), 0);
+	assert_int_equal(back.lanes, 8);
+	assert_int_equal(back.has, o.has);
+	assert_int_equal(back.has_thresh, o.has_thresh);
+	near(back.bias_ma[2], 2.468);
+	assert_int_equal(aff_optics_info_read(nic(t, 3), &back, &why, buf, sizeof(buf)), -ENOENT);
+	/* A hand-edited snapshot: refused with the attribute named. */
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrType", "cmis");
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrLanes", "4");
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrRxPower", "0.5,0.5,nan,0.5");
+	assert_int_equal(aff_optics_info_read(nic(t, 3), &back, &why, buf, sizeof(buf)), -EINVAL);
+	assert_non_null(strstr(why, "RailbindXcvrRxPower"));
+	hwloc_topology_destroy(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sff8472_internal),
+		cmocka_unit_test(sff8472_no_ddm),
+		cmocka_unit_test(sff8472_external),
+		cmocka_unit_test(sff8636_paged),
+		cmocka_unit_test(sff8636_flat),
+		cmocka_unit_test(cmis_paged),
+		cmocka_unit_test(cmis_flat),
+		cmocka_unit_test(unknown_identifier),
+		cmocka_unit_test(info_round_trip),
+		cmocka_unit_test(audit_healthy),
+		cmocka_unit_test(audit_rx_low_warning),
+		cmocka_unit_test(audit_dark_lane),
+		cmocka_unit_test(audit_hot),
+		cmocka_unit_test(audit_unprivileged),
+		cmocka_unit_test(discover_recorded_tree),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
