@@ -16,7 +16,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_CHECK_RUNS ?= 4000
 FUZZ_CHECK_RUNS_HWLOC ?= 60
 FUZZ_SEED ?= 1
-FUZZ_PROGS := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env verify
+FUZZ_PROGS := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env verify \
+	optics
 # hwloc-minimal: fuzz_hwloc with hwloc's minimal XML importer (HWLOC_LIBXML=0).
 FUZZ_ALL := $(FUZZ_PROGS) hwloc-minimal
 FUZZ_TARGETS ?= $(FUZZ_ALL)
@@ -47,6 +48,14 @@ $(FUZZ_BUILD)/fuzz_broker_request $(FUZZ_BUILD)/fuzz_rank_env: $(FUZZ_BUILD)/fuz
 		$(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BROKER_DEPS) $(FUZZ_BUILD)/libaffinity.a
 	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(TOP)/broker/railbindd -fsanitize=fuzzer $(FUZZ_SAN) \
 		-o $@ $< $(FUZZ_BROKER_SRCS) $(FUZZ_BUILD)/libaffinity.a $(TEST_LIBS)
+
+# fuzz_optics's seeds: module images written from the specifications by
+# tests/optics/eeprom_gen.h (seed.sh runs it).
+FUZZ_MKEEPROM := $(FUZZ_BUILD)/mkeeprom
+$(FUZZ_MKEEPROM): $(TOP)/tests/optics/mkeeprom.c $(TOP)/tests/optics/eeprom_gen.h
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE $(WARN) -o $@ $<
+fuzz-build fuzz check-fuzz: $(FUZZ_MKEEPROM)
 
 # fuzz_plan_spec plans every input on these (a no-NUMA, a four-NUMA AMD, a
 # Grace and an unknown-NUMA node besides the DGX).

@@ -61,15 +61,15 @@ int aff_optics_cmis(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower, stru
 		scale = 4;	/* 11b is reserved */
 	/* Thresholds are the module's or none: a page that cannot be read gives none. */
 	if (upper(rd, arg, 0x02, p02) == 0) {
-		aff_optics_thresh_at(o, AFF_OQ_TEMP, p02 + P02_TEMP - AFF_OPTICS_HALF, 1);
-		aff_optics_thresh_at(o, AFF_OQ_VCC, p02 + P02_VCC - AFF_OPTICS_HALF, 1);
+		aff_optics_thresh_at(o, AFF_OQ_TEMP, p02 + (P02_TEMP - AFF_OPTICS_HALF), 1);
+		aff_optics_thresh_at(o, AFF_OQ_VCC, p02 + (P02_VCC - AFF_OPTICS_HALF), 1);
 		if (mon & MON_TX_PWR)
-			aff_optics_thresh_at(o, AFF_OQ_TX, p02 + P02_TX_PWR - AFF_OPTICS_HALF, 1);
+			aff_optics_thresh_at(o, AFF_OQ_TX, p02 + (P02_TX_PWR - AFF_OPTICS_HALF), 1);
 		if (mon & MON_BIAS)
-			aff_optics_thresh_at(o, AFF_OQ_BIAS, p02 + P02_TX_BIAS - AFF_OPTICS_HALF,
+			aff_optics_thresh_at(o, AFF_OQ_BIAS, p02 + (P02_TX_BIAS - AFF_OPTICS_HALF),
 					     scale);
 		if (mon & MON_RX_PWR)
-			aff_optics_thresh_at(o, AFF_OQ_RX, p02 + P02_RX_PWR - AFF_OPTICS_HALF, 1);
+			aff_optics_thresh_at(o, AFF_OQ_RX, p02 + (P02_RX_PWR - AFF_OPTICS_HALF), 1);
 	}
 	if (!(mon & (MON_BIAS | MON_TX_PWR | MON_RX_PWR)))
 		return 0;
@@ -78,12 +78,12 @@ int aff_optics_cmis(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower, stru
 		return rc;
 	for (l = 0; l < o->lanes; l++) {
 		if (mon & MON_TX_PWR)
-			o->tx_mw[l] = aff_optics_mw(aff_be16(p11 + P11_TX_PWR - AFF_OPTICS_HALF + 2 * l));
+			o->tx_mw[l] = aff_optics_mw(aff_be16(p11 + (P11_TX_PWR - AFF_OPTICS_HALF) + 2 * l));
 		if (mon & MON_BIAS)
-			o->bias_ma[l] = aff_optics_ma(aff_be16(p11 + P11_TX_BIAS - AFF_OPTICS_HALF +
+			o->bias_ma[l] = aff_optics_ma(aff_be16(p11 + (P11_TX_BIAS - AFF_OPTICS_HALF) +
 							       2 * l) * scale);
 		if (mon & MON_RX_PWR)
-			o->rx_mw[l] = aff_optics_mw(aff_be16(p11 + P11_RX_PWR - AFF_OPTICS_HALF + 2 * l));
+			o->rx_mw[l] = aff_optics_mw(aff_be16(p11 + (P11_RX_PWR - AFF_OPTICS_HALF) + 2 * l));
 	}
 	if (mon & MON_TX_PWR)
 		o->has |= 1u << AFF_OQ_TX;

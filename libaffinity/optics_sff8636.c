@@ -56,11 +56,11 @@ int aff_optics_sff8636(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower,
 	/* Thresholds are the module's or none: a page 03h that cannot be read gives none. */
 	if (o->flat || rd(arg, AFF_OPTICS_I2C_A0, 0, 3, AFF_OPTICS_HALF, AFF_OPTICS_HALF, up) < 0)
 		return 0;
-	aff_optics_thresh_at(o, AFF_OQ_TEMP, up + P03_TEMP - AFF_OPTICS_HALF, 1);
-	aff_optics_thresh_at(o, AFF_OQ_VCC, up + P03_VCC - AFF_OPTICS_HALF, 1);
-	aff_optics_thresh_at(o, AFF_OQ_RX, up + P03_RX_PWR - AFF_OPTICS_HALF, 1);
-	aff_optics_thresh_at(o, AFF_OQ_BIAS, up + P03_TX_BIAS - AFF_OPTICS_HALF, 1);
+	aff_optics_thresh_at(o, AFF_OQ_TEMP, up + (P03_TEMP - AFF_OPTICS_HALF), 1);
+	aff_optics_thresh_at(o, AFF_OQ_VCC, up + (P03_VCC - AFF_OPTICS_HALF), 1);
+	aff_optics_thresh_at(o, AFF_OQ_RX, up + (P03_RX_PWR - AFF_OPTICS_HALF), 1);
+	aff_optics_thresh_at(o, AFF_OQ_BIAS, up + (P03_TX_BIAS - AFF_OPTICS_HALF), 1);
 	if (o->has & 1u << AFF_OQ_TX)
-		aff_optics_thresh_at(o, AFF_OQ_TX, up + P03_TX_PWR - AFF_OPTICS_HALF, 1);
+		aff_optics_thresh_at(o, AFF_OQ_TX, up + (P03_TX_PWR - AFF_OPTICS_HALF), 1);
 	return 0;
 }

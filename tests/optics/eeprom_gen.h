@@ -145,11 +145,11 @@ static inline void gen_sff8636(const struct gen_module *m, struct gen_image *im)
 	if (m->flat)
 		return;
 	p3 = gen_half(im, 0x50, 3, 0, 1);
-	gen_th(p3 + 128 - GEN_HALF, m->th[GEN_TEMP]);
-	gen_th(p3 + 144 - GEN_HALF, m->th[GEN_VCC]);
-	gen_th(p3 + 176 - GEN_HALF, m->th[GEN_RX]);
-	gen_th(p3 + 184 - GEN_HALF, m->th[GEN_BIAS]);
-	gen_th(p3 + 192 - GEN_HALF, m->th[GEN_TX]);
+	gen_th(p3 + (128 - GEN_HALF), m->th[GEN_TEMP]);
+	gen_th(p3 + (144 - GEN_HALF), m->th[GEN_VCC]);
+	gen_th(p3 + (176 - GEN_HALF), m->th[GEN_RX]);
+	gen_th(p3 + (184 - GEN_HALF), m->th[GEN_BIAS]);
+	gen_th(p3 + (192 - GEN_HALF), m->th[GEN_TX]);
 }
 
 static inline void gen_cmis(const struct gen_module *m, struct gen_image *im)
@@ -172,16 +172,16 @@ static inline void gen_cmis(const struct gen_module *m, struct gen_image *im)
 	p01[142 - GEN_HALF] = 0x04 | 0x00;	/* pages 01h, 02h; bank 0 */
 	p01[160 - GEN_HALF] = (uint8_t)(0x07 | (m->bias_scale & 3) << 3);
 	p02 = gen_half(im, 0x50, 2, 0, 1);
-	gen_th(p02 + 128 - GEN_HALF, m->th[GEN_TEMP]);
-	gen_th(p02 + 136 - GEN_HALF, m->th[GEN_VCC]);
-	gen_th(p02 + 176 - GEN_HALF, m->th[GEN_TX]);
-	gen_th(p02 + 184 - GEN_HALF, m->th[GEN_BIAS]);
-	gen_th(p02 + 192 - GEN_HALF, m->th[GEN_RX]);
+	gen_th(p02 + (128 - GEN_HALF), m->th[GEN_TEMP]);
+	gen_th(p02 + (136 - GEN_HALF), m->th[GEN_VCC]);
+	gen_th(p02 + (176 - GEN_HALF), m->th[GEN_TX]);
+	gen_th(p02 + (184 - GEN_HALF), m->th[GEN_BIAS]);
+	gen_th(p02 + (192 - GEN_HALF), m->th[GEN_RX]);
 	p11 = gen_half(im, 0x50, 0x11, 0, 1);
 	for (l = 0; l < 8; l++) {
-		gen_be16(p11 + 154 - GEN_HALF + 2 * l, m->lane[GEN_TX][l]);
-		gen_be16(p11 + 170 - GEN_HALF + 2 * l, m->lane[GEN_BIAS][l]);
-		gen_be16(p11 + 186 - GEN_HALF + 2 * l, m->lane[GEN_RX][l]);
+		gen_be16(p11 + (154 - GEN_HALF) + 2 * l, m->lane[GEN_TX][l]);
+		gen_be16(p11 + (170 - GEN_HALF) + 2 * l, m->lane[GEN_BIAS][l]);
+		gen_be16(p11 + (186 - GEN_HALF) + 2 * l, m->lane[GEN_RX][l]);
 	}
 }
 

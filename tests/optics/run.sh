@@ -1,0 +1,130 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# railbind audit's transceiver check, black box: snapshots of the audit-ok
+# node with each rail's module readings planted as discovery records them
+# (RailbindXcvr* on the NIC's PCI object; the values here are written by
+# hand), in JSON, text, Prometheus and NFD, with the exit codes NHC acts on;
+# malformed attributes; then this host: a snapshot records, for each of its
+# PCI netdevs, its module or why none was read (root: "no module EEPROM" on
+# a virtual NIC; unprivileged: "needs CAP_NET_ADMIN"), skipped where the
+# host has none. Needs RAILBIND, BUILD, jq.
+set -u
+: "${RAILBIND:?set RAILBIND to the railbind binary}"
+: "${BUILD:?set BUILD to the build directory}"
+FIX=$BUILD/fixtures
+pass=0
+fail=0
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/railbind-optics.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+run() {
+	"$RAILBIND" audit "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+[ -f "$FIX/audit-ok.xml" ] || { echo "optics: $FIX/audit-ok.xml missing; run make fixtures"; exit 1; }
+
+# plant OUT RX0 TEMP0: a QSFP28 on every rail (4 lanes at 0.5 mW, 40 C), the
+# first rail's lane RX powers and temperature replaced by RX0 and TEMP0.
+plant() {
+	awk -v rx0="$2" -v t0="$3" '
+		{ print }
+		/<object type="PCIDev"[^>]*pci_busid="0000:(05|15|85|95):00.0"/ {
+			first = index($0, "0000:05:00.0") > 0
+			printf "<info name=\"RailbindXcvrNetdev\" value=\"eth%d\"/>\n", n++
+			print "<info name=\"RailbindXcvrType\" value=\"sff8636\"/>"
+			print "<info name=\"RailbindXcvrMemory\" value=\"paged\"/>"
+			print "<info name=\"RailbindXcvrLanes\" value=\"4\"/>"
+			printf "<info name=\"RailbindXcvrTemp\" value=\"%s\"/>\n", first ? t0 : "40.0000"
+			print "<info name=\"RailbindXcvrTempThresholds\" value=\"75,-5,70,0\"/>"
+			printf "<info name=\"RailbindXcvrRxPower\" value=\"%s\"/>\n", first ? rx0 : "0.5,0.5,0.5,0.5"
+			print "<info name=\"RailbindXcvrRxPowerThresholds\" value=\"2,0.05,1.5,0.1\"/>"
+			print "<info name=\"RailbindXcvrBias\" value=\"7,7,7,7\"/>"
+		}' "$FIX/audit-ok.xml" >"$tmp/$1.xml"
+}
+
+plant healthy 0.5,0.5,0.5,0.5 40.0000
+run --json -i "$tmp/healthy.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r .summary.transceiver "$tmp/out")" = ok ] &&
+    [ "$(jq '.optics | length' "$tmp/out")" = 4 ] &&
+    [ "$(jq -c '.optics[0].lanes[2]' "$tmp/out")" = '{"lane":3,"rx_power_mw":0.5,"tx_power_mw":null,"bias_ma":7}' ] &&
+    [ "$(jq '[.checks[] | select(.id == "transceiver" and .severity != "ok")] | length' "$tmp/out")" = 0 ]
+then ok; else bad "healthy: rc=$rc $(jq -c .summary.transceiver "$tmp/out")"; fi
+
+# name  RX powers  temperature  severity  exit  message
+while read -r name rx temp sev code msg; do
+	plant "$name" "$rx" "$temp"
+	run --json -i "$tmp/$name.xml"
+	if [ "$rc" -eq "$code" ] && [ "$(jq -r .summary.transceiver "$tmp/out")" = "$sev" ] &&
+	    jq -e --arg m "$msg" '[.checks[] | select(.id == "transceiver" and .subject == "mlx5_0" and (.message | contains($m)))] | length == 1' "$tmp/out" >/dev/null
+	then ok; else bad "$name: rc=$rc $(jq -c '[.checks[] | select(.id == "transceiver")]' "$tmp/out")"; fi
+done <<'EOF'
+rx-low-warning 0.5,0.08,0.5,0.5 40 warn 1 lane 2 RX power 0.08 mW under the module's low warning 0.1
+rx-low-alarm 0.5,0.5,0.5,0.04 40 fail 2 lane 4 RX power 0.04 mW under the module's low alarm 0.05
+dark-lane 0.5,0.5,0,0.5 40 fail 2 lane 3 dark (0 mW received)
+hot 0.5,0.5,0.5,0.5 76.5 fail 2 temperature 76.5 C over the module's high alarm 75
+warm 0.5,0.5,0.5,0.5 71 warn 1 temperature 71 C over the module's high warning 70
+EOF
+
+# Prometheus: per-lane gauges and thresholds; NFD: the check's state; text: the finding.
+run --prom -i "$tmp/dark-lane.xml"
+if [ "$rc" -eq 2 ] &&
+    grep -qx 'railbind_transceiver_rx_power_mw{nic="mlx5_0",nic_pci="0000:05:00.0",netdev="eth0",lane="3"} 0' "$tmp/out" &&
+    grep -qx 'railbind_transceiver_rx_power_mw{nic="mlx5_3",nic_pci="0000:95:00.0",netdev="eth3",lane="4"} 0.5' "$tmp/out" &&
+    grep -qx 'railbind_transceiver_temperature_celsius{nic="mlx5_1",nic_pci="0000:15:00.0",netdev="eth1"} 40' "$tmp/out" &&
+    grep -qx 'railbind_transceiver_threshold{nic="mlx5_0",nic_pci="0000:05:00.0",netdev="eth0",quantity="rx_power_mw",level="low_warn"} 0.1' "$tmp/out" &&
+    grep -qx 'railbind_audit_check_status{check="transceiver"} 2' "$tmp/out" &&
+    ! grep -q 'tx_power_mw{' "$tmp/out"
+then ok; else bad "--prom: rc=$rc $(grep transceiver "$tmp/out" | head -3)"; fi
+run --nfd -i "$tmp/rx-low-warning.xml"
+if [ "$rc" -eq 1 ] && grep -qx 'railbind.audit.transceiver=warn' "$tmp/out"; then ok
+else bad "--nfd: rc=$rc"; fi
+run -i "$tmp/hot.xml"
+if [ "$rc" -eq 2 ] && grep -q '\[transceiver\] rail mlx5_0 transceiver (eth0, sff8636): temperature 76.5 C' "$tmp/out" &&
+    grep -q 'fix: drain the node' "$tmp/out"; then ok
+else bad "text: rc=$rc"; fi
+
+# A hand-edited attribute: the rail is not judged, and the audit says which attribute.
+sed '0,/name="RailbindXcvrRxPower" value="0.5,0.5,0.5,0.5"/s||name="RailbindXcvrRxPower" value="0.5,0.5"|' \
+	"$tmp/healthy.xml" >"$tmp/short.xml"
+run --json -i "$tmp/short.xml"
+if [ "$rc" -eq 0 ] && jq -e '[.checks[] | select(.id == "transceiver" and (.message | startswith("transceivers of 1 rail not judged: mlx5_0: RailbindXcvrRxPower=\"0.5,0.5\", expected 4 comma-separated numbers")))] | length == 1' "$tmp/out" >/dev/null
+then ok; else bad "malformed RailbindXcvrRxPower: rc=$rc"; fi
+# Undecided on every rail: the check is, with the reason once.
+sed -e '/name="RailbindXcvrType"/d' -e 's|name="RailbindXcvrNetdev" value="\([^"]*\)"|&/><info name="RailbindXcvrUndecided" value="needs CAP_NET_ADMIN (reading a module EEPROM is privileged: run the audit or snapshot as root)"|' \
+	"$tmp/healthy.xml" >"$tmp/unpriv.xml"
+run --json -i "$tmp/unpriv.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r .summary.transceiver "$tmp/out")" = unknown ] &&
+    jq -e '.undecided[] | select(.id == "transceiver") | .reason | startswith("all 4 rails: needs CAP_NET_ADMIN")' "$tmp/out" >/dev/null
+then ok; else bad "unprivileged snapshot: rc=$rc $(jq -c .undecided "$tmp/out")"; fi
+
+# This host's own PCI netdevs, read for real.
+netdevs=
+for d in /sys/class/net/*; do
+	[ -e "$d/device" ] || continue
+	case $(readlink -f "$d/device") in */pci[0-9]*) netdevs="$netdevs ${d##*/}" ;; esac
+done
+if [ -z "$netdevs" ]; then
+	echo "optics: this host has no PCI netdev, skipping the live part"
+elif [ "$(id -u)" -ne 0 ]; then
+	echo "optics: not root, skipping the live part (it compares root and nobody)"
+else
+	"$RAILBIND" snapshot -o "$tmp/live.xml" 2>"$tmp/err"
+	for n in $netdevs; do
+		if grep -A1 "name=\"RailbindXcvrNetdev\" value=\"$n\"" "$tmp/live.xml" |
+		    grep -q 'RailbindXcvrType\|RailbindXcvrUndecided'
+		then ok; else bad "live snapshot: no transceiver record for $n"; fi
+	done
+	# A virtual NIC (virtio, e1000e, veth) has no module: said so, not an error.
+	grep -o 'name="RailbindXcvrUndecided" value="[^"]*"' "$tmp/live.xml" | sort -u | sed 's/^/optics: live: /'
+	if command -v setpriv >/dev/null; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$RAILBIND" snapshot -o - \
+			>"$tmp/nobody.xml" 2>"$tmp/err"
+		if [ "$(grep -c 'name="RailbindXcvrUndecided" value="needs CAP_NET_ADMIN' "$tmp/nobody.xml")" -ge 1 ] &&
+		    ! grep -q 'name="RailbindXcvrType"' "$tmp/nobody.xml"; then ok
+		else bad "live snapshot as nobody: $(grep -o 'RailbindXcvrUndecided" value="[^"]*' "$tmp/nobody.xml" | head -2)"; fi
+	fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
