@@ -13,6 +13,7 @@
 
 #include "gpu_ident.h"
 #include "model.h"
+#include "optics_info.h"
 
 static const char *info(hwloc_obj_t o, const char *name)
 {
@@ -298,6 +299,9 @@ static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t 
 	const char *iommu = info(o, "RailbindIOMMUGroupType");
 	const char *ptype = info(o, "RailbindPortType");
 	enum aff_port_type pt;
+	struct aff_optics xcvr;
+	const char *why;
+	char buf[160];
 	size_t k;
 
 	for (k = 0; k < sizeof(rules) / sizeof(rules[0]); k++)
@@ -317,6 +321,11 @@ static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t 
 		snprintf(t->bad_info, sizeof(t->bad_info),
 			 "RailbindPortType=\"%.24s\" on %s, expected root, upstream, downstream, endpoint, legacy, rciep or bridge",
 			 ptype, d->pci);
+		return -EINVAL;
+	}
+	/* The transceiver's RailbindXcvr* (optics_info.c). */
+	if (aff_optics_info_read(o, &xcvr, &why, buf, sizeof(buf)) == -EINVAL) {
+		snprintf(t->bad_info, sizeof(t->bad_info), "%s on %s", why, d->pci);
 		return -EINVAL;
 	}
 	return 0;
