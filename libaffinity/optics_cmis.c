@@ -42,7 +42,8 @@ static int upper(aff_eeprom_read_fn rd, void *arg, unsigned page, uint8_t *buf)
 int aff_optics_cmis(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower, struct aff_optics *o)
 {
 	uint8_t p01[AFF_OPTICS_HALF], p02[AFF_OPTICS_HALF], p11[AFF_OPTICS_HALF];
-	unsigned lanes = lower[LOW_APP1_LANES] & 0x0f, mon, scale, l;
+	unsigned lanes = lower[LOW_APP1_LANES] & 0x0f, mon, scale;
+	size_t l;
 	int rc;
 
 	o->lanes = lanes >= 1 && lanes <= AFF_OPTICS_MAX_LANES ? lanes : AFF_OPTICS_MAX_LANES;

@@ -105,7 +105,7 @@ void aff_optics_thresh_at(struct aff_optics *o, enum aff_optics_q q, const uint8
 			  unsigned bias_scale)
 {
 	double v[4];
-	int i;
+	size_t i;
 
 	for (i = 0; i < 4; i++)
 		switch (q) {

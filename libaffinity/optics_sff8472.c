@@ -81,7 +81,7 @@ static void load_cal(const uint8_t *a2, struct cal *c)
 		{ AFF_OQ_BIAS, A2_CAL_TXI_SLOPE }, { AFF_OQ_TX, A2_CAL_TXPWR_SLOPE },
 		{ AFF_OQ_TEMP, A2_CAL_T_SLOPE }, { AFF_OQ_VCC, A2_CAL_V_SLOPE },
 	};
-	unsigned i;
+	size_t i;
 
 	for (i = 0; i < sizeof(lin) / sizeof(lin[0]); i++) {
 		c->slope[lin[i].q] = aff_be16(a2 + lin[i].at) / 256.0;
@@ -101,7 +101,7 @@ int aff_optics_sff8472(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower,
 	uint8_t a2[AFF_OPTICS_HALF];
 	struct cal c = { 0 };
 	double v[4];
-	unsigned k, t;
+	size_t k, t;
 	int rc;
 
 	o->lanes = 1;

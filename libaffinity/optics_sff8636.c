@@ -33,7 +33,7 @@ int aff_optics_sff8636(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower,
 		       struct aff_optics *o)
 {
 	uint8_t up[AFF_OPTICS_HALF];
-	unsigned l;
+	size_t l;
 	int rc;
 
 	o->lanes = LANES;
