@@ -10,6 +10,9 @@
  * Netlink through libmnl: a few hundred lines of C that only frame and walk
  * messages, which is all one request needs, and what ethtool itself is
  * built on; libnl's cache and object layers would be unused weight here.
+ * It is dlopen()ed on first use, as libhwloc is (hwloc_lazy.c): a rank that
+ * links libaffinity never loads it, and a node without it still has the
+ * ioctl.
  *
  * Both interfaces need CAP_NET_ADMIN (the netlink request is
  * GENL_UNS_ADMIN_PERM; the ioctl is not on ethtool's read-by-anyone list):
@@ -17,8 +20,10 @@
  * (NHC runs the audit as root), never by railbindd, which does not hold that
  * capability. Without it the reading is -EPERM, and the audit says so.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -35,6 +40,78 @@
 #include "optics.h"
 #include "optics_read.h"
 
+#define MNL_SONAME "libmnl.so.0"
+
+/* libmnl's functions, each checked against <libmnl/libmnl.h> by the compiler. */
+static struct {
+	__typeof__(mnl_socket_open2) *socket_open2;
+	__typeof__(mnl_socket_get_fd) *socket_get_fd;
+	__typeof__(mnl_socket_bind) *socket_bind;
+	__typeof__(mnl_socket_get_portid) *socket_get_portid;
+	__typeof__(mnl_socket_sendto) *socket_sendto;
+	__typeof__(mnl_socket_recvfrom) *socket_recvfrom;
+	__typeof__(mnl_socket_close) *socket_close;
+	__typeof__(mnl_cb_run) *cb_run;
+	__typeof__(mnl_nlmsg_put_header) *nlmsg_put_header;
+	__typeof__(mnl_nlmsg_put_extra_header) *nlmsg_put_extra_header;
+	__typeof__(mnl_attr_put_strz) *attr_put_strz;
+	__typeof__(mnl_attr_put_u32) *attr_put_u32;
+	__typeof__(mnl_attr_put_u8) *attr_put_u8;
+	__typeof__(mnl_attr_nest_start) *attr_nest_start;
+	__typeof__(mnl_attr_nest_end) *attr_nest_end;
+	__typeof__(mnl_attr_parse) *attr_parse;
+	__typeof__(mnl_attr_get_type) *attr_get_type;
+	__typeof__(mnl_attr_validate) *attr_validate;
+	__typeof__(mnl_attr_get_u16) *attr_get_u16;
+	__typeof__(mnl_attr_get_payload_len) *attr_get_payload_len;
+	__typeof__(mnl_attr_get_payload) *attr_get_payload;
+} mnl;
+static bool mnl_loaded;
+static pthread_once_t mnl_once = PTHREAD_ONCE_INIT;
+
+static void mnl_load(void)
+{
+#define SYM(f) { (void **)&mnl.f, "mnl_" #f }
+	static const struct { void **slot; const char *name; } syms[] = {
+		SYM(socket_open2),
+		SYM(socket_get_fd),
+		SYM(socket_bind),
+		SYM(socket_get_portid),
+		SYM(socket_sendto),
+		SYM(socket_recvfrom),
+		SYM(socket_close),
+		SYM(cb_run),
+		SYM(nlmsg_put_header),
+		SYM(nlmsg_put_extra_header),
+		SYM(attr_put_strz),
+		SYM(attr_put_u32),
+		SYM(attr_put_u8),
+		SYM(attr_nest_start),
+		SYM(attr_nest_end),
+		SYM(attr_parse),
+		SYM(attr_get_type),
+		SYM(attr_validate),
+		SYM(attr_get_u16),
+		SYM(attr_get_payload_len),
+		SYM(attr_get_payload),
+	};
+#undef SYM
+	void *h = dlopen(MNL_SONAME, RTLD_LAZY | RTLD_LOCAL);
+	size_t i;
+
+	if (!h)
+		return;
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		*syms[i].slot = dlsym(h, syms[i].name);
+		if (!*syms[i].slot) {
+			dlclose(h);
+			return;
+		}
+	}
+	/* Kept loaded for the rest of the process: the pointers above point into it. */
+	mnl_loaded = true;
+}
+
 struct nl_reader {
 	struct mnl_socket *nl;
 	unsigned portid, seq;
@@ -50,15 +127,15 @@ static int family_attr(const struct nlattr *attr, void *data)
 {
 	uint16_t *family = data;
 
-	if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_ID &&
-	    mnl_attr_validate(attr, MNL_TYPE_U16) == 0)
-		*family = mnl_attr_get_u16(attr);
+	if (mnl.attr_get_type(attr) == CTRL_ATTR_FAMILY_ID &&
+	    mnl.attr_validate(attr, MNL_TYPE_U16) == 0)
+		*family = mnl.attr_get_u16(attr);
 	return MNL_CB_OK;
 }
 
 static int family_reply(const struct nlmsghdr *nlh, void *data)
 {
-	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), family_attr, data) < 0 ?
+	return mnl.attr_parse(nlh, sizeof(struct genlmsghdr), family_attr, data) < 0 ?
 		MNL_CB_ERROR : MNL_CB_OK;
 }
 
@@ -66,18 +143,18 @@ static int data_attr(const struct nlattr *attr, void *data)
 {
 	struct nl_reader *r = data;
 
-	if (mnl_attr_get_type(attr) != ETHTOOL_A_MODULE_EEPROM_DATA)
+	if (mnl.attr_get_type(attr) != ETHTOOL_A_MODULE_EEPROM_DATA)
 		return MNL_CB_OK;
-	if (mnl_attr_get_payload_len(attr) != r->want)
+	if (mnl.attr_get_payload_len(attr) != r->want)
 		return MNL_CB_ERROR;
-	memcpy(r->out, mnl_attr_get_payload(attr), r->want);
+	memcpy(r->out, mnl.attr_get_payload(attr), r->want);
 	r->got = true;
 	return MNL_CB_OK;
 }
 
 static int data_reply(const struct nlmsghdr *nlh, void *data)
 {
-	return mnl_attr_parse(nlh, sizeof(struct genlmsghdr), data_attr, data) < 0 ?
+	return mnl.attr_parse(nlh, sizeof(struct genlmsghdr), data_attr, data) < 0 ?
 		MNL_CB_ERROR : MNL_CB_OK;
 }
 
@@ -87,27 +164,27 @@ static int transact(struct nl_reader *r, struct nlmsghdr *nlh, mnl_cb_t cb, void
 	ssize_t n;
 	int rc;
 
-	if (mnl_socket_sendto(r->nl, nlh, nlh->nlmsg_len) < 0)
+	if (mnl.socket_sendto(r->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	do {
-		n = mnl_socket_recvfrom(r->nl, r->buf, MNL_SOCKET_BUFFER_SIZE);
+		n = mnl.socket_recvfrom(r->nl, r->buf, MNL_SOCKET_BUFFER_SIZE);
 		if (n < 0)
 			return errno == EAGAIN ? -ETIMEDOUT : -errno;
 		errno = 0;
-		rc = mnl_cb_run(r->buf, (size_t)n, r->seq, r->portid, cb, data);
+		rc = mnl.cb_run(r->buf, (size_t)n, r->seq, r->portid, cb, data);
 	} while (rc > 0);
 	return rc < 0 ? (errno ? -errno : -EIO) : 0;
 }
 
 static struct nlmsghdr *request(struct nl_reader *r, uint16_t type, uint8_t cmd, uint8_t version)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(r->buf);
+	struct nlmsghdr *nlh = mnl.nlmsg_put_header(r->buf);
 	struct genlmsghdr *g;
 
 	nlh->nlmsg_type = type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
 	nlh->nlmsg_seq = ++r->seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g = mnl.nlmsg_put_extra_header(nlh, sizeof(*g));
 	g->cmd = cmd;
 	g->version = version;
 	return nlh;
@@ -125,14 +202,14 @@ static int nl_read(void *arg, unsigned i2c, unsigned bank, unsigned page, unsign
 	    page > 255 || bank > 255 || i2c > 127)
 		return -EINVAL;
 	nlh = request(r, r->family, ETHTOOL_MSG_MODULE_EEPROM_GET, ETHTOOL_GENL_VERSION);
-	nest = mnl_attr_nest_start(nlh, ETHTOOL_A_MODULE_EEPROM_HEADER);
-	mnl_attr_put_strz(nlh, ETHTOOL_A_HEADER_DEV_NAME, r->ifname);
-	mnl_attr_nest_end(nlh, nest);
-	mnl_attr_put_u32(nlh, ETHTOOL_A_MODULE_EEPROM_OFFSET, offset);
-	mnl_attr_put_u32(nlh, ETHTOOL_A_MODULE_EEPROM_LENGTH, len);
-	mnl_attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_PAGE, (uint8_t)page);
-	mnl_attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_BANK, (uint8_t)bank);
-	mnl_attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS, (uint8_t)i2c);
+	nest = mnl.attr_nest_start(nlh, ETHTOOL_A_MODULE_EEPROM_HEADER);
+	mnl.attr_put_strz(nlh, ETHTOOL_A_HEADER_DEV_NAME, r->ifname);
+	mnl.attr_nest_end(nlh, nest);
+	mnl.attr_put_u32(nlh, ETHTOOL_A_MODULE_EEPROM_OFFSET, offset);
+	mnl.attr_put_u32(nlh, ETHTOOL_A_MODULE_EEPROM_LENGTH, len);
+	mnl.attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_PAGE, (uint8_t)page);
+	mnl.attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_BANK, (uint8_t)bank);
+	mnl.attr_put_u8(nlh, ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS, (uint8_t)i2c);
 	r->out = out;
 	r->want = len;
 	r->got = false;
@@ -149,19 +226,22 @@ static int nl_open(struct nl_reader *r, const char *ifname)
 
 	memset(r, 0, sizeof(*r));
 	r->ifname = ifname;
+	pthread_once(&mnl_once, mnl_load);
+	if (!mnl_loaded)
+		return -ENOENT;	/* no libmnl: the ioctl, as on a kernel without the family */
 	r->buf = malloc(MNL_SOCKET_BUFFER_SIZE);
 	if (!r->buf)
 		return -ENOMEM;
-	r->nl = mnl_socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
+	r->nl = mnl.socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
 	if (!r->nl)
 		return -errno;
 	/* A kernel that never answers must not hang the audit. */
-	if (setsockopt(mnl_socket_get_fd(r->nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-	    mnl_socket_bind(r->nl, 0, MNL_SOCKET_AUTOPID) < 0)
+	if (setsockopt(mnl.socket_get_fd(r->nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    mnl.socket_bind(r->nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		return -errno;
-	r->portid = mnl_socket_get_portid(r->nl);
+	r->portid = mnl.socket_get_portid(r->nl);
 	nlh = request(r, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
+	mnl.attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, ETHTOOL_GENL_NAME);
 	rc = transact(r, nlh, family_reply, &r->family);
 	if (rc < 0)
 		return rc;
@@ -171,7 +251,7 @@ static int nl_open(struct nl_reader *r, const char *ifname)
 static void nl_close(struct nl_reader *r)
 {
 	if (r->nl)
-		mnl_socket_close(r->nl);
+		mnl.socket_close(r->nl);
 	free(r->buf);
 }
 

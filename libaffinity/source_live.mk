@@ -9,11 +9,8 @@ LIBAFF_SRCS += source_live.c sysfs.c annotate_pci.c annotate_rdma.c annotate_hos
 # decoded per SFF-8472, SFF-8636 and CMIS; the audit's transceiver check.
 LIBAFF_SRCS += optics_decode.c optics_sff8472.c optics_sff8636.c optics_cmis.c optics_read.c \
 	optics_info.c annotate_optics.c audit_optics.c
-MNL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmnl)
-MNL_LIBS := $(shell $(PKG_CONFIG) --libs libmnl)
-CFLAGS += $(MNL_CFLAGS)
-DEP_LIBS += $(MNL_LIBS)
-TEST_LIBS += $(MNL_LIBS)
+# libmnl's headers only: optics_read.c dlopen()s the library on first use.
+CFLAGS += $(shell $(PKG_CONFIG) --cflags libmnl)
 
 # The unit tests build their own objects, so they run before (or without) libaffinity.
 DISCOVER_OBJDIR := $(BUILD)/check-discover
