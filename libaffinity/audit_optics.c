@@ -198,6 +198,8 @@ int aff_audit_optics(struct aff_audit *a)
 			}
 			why = "the module gives neither thresholds nor lane monitors (flat memory)";
 		}
+		if (!why && t->source && !strcmp(t->source, "live"))
+			why = "the live node was loaded without reading its modules (railbindd's audit op cannot: reading needs CAP_NET_ADMIN; railbind audit as root does)";
 		if (!why)
 			why = "no transceiver readings (not a railbind snapshot, or one taken before railbind read optics)";
 		if (!other)
