@@ -343,54 +343,47 @@ static void audit_healthy(void **state)
 	json_object_put(doc);
 }
 
+/* The audit of a node whose first rail has @m: exit @code, one finding of @sev saying @msg. */
+static void expect_one(const struct gen_module *m, int code, const char *sev, const char *msg)
+{
+	struct json_object *doc, *c;
+	int got;
+
+	doc = audit_with(m, &got);
+	assert_int_equal(got, code);
+	assert_string_equal(summary(doc), sev);
+	assert_int_equal(findings(doc, &c), 1);
+	assert_string_equal(jstr(c, "severity"), sev);
+	assert_string_equal(jstr(c, "subject"), "mlx5_0");
+	assert_non_null(strstr(jstr(c, "message"), msg));
+	json_object_put(doc);
+}
+
 static void audit_rx_low_warning(void **state)
 {
 	struct gen_module m = gen_healthy(GEN_SFF8636);
-	struct json_object *doc, *c;
-	int code;
 
 	(void)state;
 	m.lane[GEN_RX][1] = 800;	/* 0.08 mW: under the 0.1 warning, over the 0.05 alarm */
-	doc = audit_with(&m, &code);
-	assert_int_equal(code, 1);
-	assert_string_equal(summary(doc), "warn");
-	assert_int_equal(findings(doc, &c), 1);
-	assert_string_equal(jstr(c, "severity"), "warn");
-	assert_string_equal(jstr(c, "subject"), "mlx5_0");
-	assert_non_null(strstr(jstr(c, "message"), "lane 2 RX power 0.08 mW under the module's low warning 0.1"));
-	json_object_put(doc);
+	expect_one(&m, 1, "warn", "lane 2 RX power 0.08 mW under the module's low warning 0.1");
 }
 
 static void audit_dark_lane(void **state)
 {
 	struct gen_module m = gen_healthy(GEN_CMIS);
-	struct json_object *doc, *c;
-	int code;
 
 	(void)state;
 	m.lane[GEN_RX][5] = 0;
-	doc = audit_with(&m, &code);
-	assert_int_equal(code, 2);
-	assert_string_equal(summary(doc), "fail");
-	assert_int_equal(findings(doc, &c), 1);
-	assert_string_equal(jstr(c, "severity"), "fail");
-	assert_non_null(strstr(jstr(c, "message"), "lane 6 dark (0 mW received)"));
-	json_object_put(doc);
+	expect_one(&m, 2, "fail", "lane 6 dark (0 mW received)");
 }
 
 static void audit_hot(void **state)
 {
 	struct gen_module m = gen_healthy(GEN_SFF8472);
-	struct json_object *doc, *c;
-	int code;
 
 	(void)state;
 	m.temp = 80 * 256;		/* over the 75 C alarm */
-	doc = audit_with(&m, &code);
-	assert_int_equal(code, 2);
-	assert_int_equal(findings(doc, &c), 1);
-	assert_non_null(strstr(jstr(c, "message"), "temperature 80 C over the module's high alarm 75"));
-	json_object_put(doc);
+	expect_one(&m, 2, "fail", "temperature 80 C over the module's high alarm 75");
 }
 
 /* A reason of the transceiver check's undecided entry, or NULL. */
@@ -425,10 +418,20 @@ static void audit_unprivileged(void **state)
 	json_object_put(doc);
 }
 
-static void write_file(const char *path, const char *text)
+/* @rel under @root, its directories made first (mkdir -p), holding @text. */
+static void write_file(const char *root, const char *rel, const char *text)
 {
-	FILE *f = fopen(path, "w");
+	char path[512];
+	size_t i, n = (size_t)snprintf(path, sizeof(path), "%s/%s", root, rel);
+	FILE *f;
 
+	for (i = strlen(root) + 1; i < n; i++)
+		if (path[i] == '/') {
+			path[i] = '\0';
+			assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+			path[i] = '/';
+		}
+	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
@@ -445,20 +448,8 @@ static void discover_recorded_tree(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
-	snprintf(path, sizeof(path), "%s/sys", root);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/sys/class", root);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/sys/class/net", root);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/sys/class/net/ibp5s0", root);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/sys/class/net/ibp5s0/type", root);
-	write_file(path, "32\n");
-	snprintf(path, sizeof(path), "%s/sys/class/net/ibp21s0", root);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/sys/class/net/ibp21s0/type", root);
-	write_file(path, "1\n");
+	write_file(root, "sys/class/net/ibp5s0/type", "32\n");
+	write_file(root, "sys/class/net/ibp21s0/type", "1\n");
 	assert_int_equal(aff_discover_optics(t, root, NULL), 0);
 	why = hwloc_obj_get_info_by_name(nic(t, 0), AFF_INFO_XCVR_UNDECIDED);
 	assert_non_null(why);
