@@ -257,16 +257,14 @@ static void nl_close(struct nl_reader *r)
 
 /* ---- The ioctl: one flat buffer ---- */
 
-struct flat {
-	uint32_t type;
-	uint32_t len;
-	uint8_t data[ETH_MODULE_SFF_8636_MAX_LEN];
-};
+_Static_assert(AFF_OPTICS_FLAT_MAX == ETH_MODULE_SFF_8636_MAX_LEN, "the ioctl's longest map");
+_Static_assert(AFF_OPTICS_FLAT_SFF8472 == ETH_MODULE_SFF_8472 &&
+	       AFF_OPTICS_FLAT_SFF8079 == ETH_MODULE_SFF_8079, "ethtool's module types");
 
-static int flat_read(void *arg, unsigned i2c, unsigned bank, unsigned page, unsigned offset,
+int aff_optics_flat_read(void *arg, unsigned i2c, unsigned bank, unsigned page, unsigned offset,
 		     unsigned len, uint8_t *out)
 {
-	const struct flat *f = arg;
+	const struct aff_optics_flat *f = arg;
 	size_t at;
 
 	if (offset > 255 || !len || offset % AFF_OPTICS_HALF + len > AFF_OPTICS_HALF || bank ||
@@ -287,7 +285,7 @@ static int flat_read(void *arg, unsigned i2c, unsigned bank, unsigned page, unsi
 	return 0;
 }
 
-static int ioctl_read_all(const char *ifname, struct flat *f)
+static int ioctl_read_all(const char *ifname, struct aff_optics_flat *f)
 {
 	struct ethtool_modinfo mi = { .cmd = ETHTOOL_GMODULEINFO };
 	struct ethtool_eeprom *ee;
@@ -329,7 +327,7 @@ out:
 int aff_optics_read_netdev(const char *ifname, struct aff_optics *o, char *why, size_t whylen)
 {
 	struct nl_reader r;
-	struct flat *f;
+	struct aff_optics_flat *f;
 	int rc;
 
 	if (!ifname || !*ifname || strlen(ifname) >= IFNAMSIZ || strchr(ifname, '/'))
@@ -346,7 +344,7 @@ int aff_optics_read_netdev(const char *ifname, struct aff_optics *o, char *why, 
 		return -ENOMEM;
 	rc = ioctl_read_all(ifname, f);
 	if (rc == 0)
-		rc = aff_optics_decode(flat_read, f, o, why, whylen);
+		rc = aff_optics_decode(aff_optics_flat_read, f, o, why, whylen);
 	free(f);
 	return rc;
 }

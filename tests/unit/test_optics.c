@@ -28,6 +28,7 @@
 #include "audit.h"
 #include "optics.h"
 #include "optics_info.h"
+#include "optics_read.h"
 #include "source_live.h"
 #include "../optics/eeprom_gen.h"
 
@@ -215,6 +216,57 @@ static void unknown_identifier(void **state)
 	assert_non_null(strstr(why, "0x7e"));
 	img.len = 0;
 	assert_int_equal(aff_optics_decode(aff_optics_image_read, &img, &o, NULL, 0), -EIO);
+}
+
+/*
+ * The old ioctl's flat buffer, laid out as ethtool's uapi documents it (not
+ * as optics_read.c maps it): SFF-8472 A0h at 0, A2h at 256; SFF-8636 lower
+ * page at 0, upper page 00h at 128, upper pages 01h-03h at 256, 384, 512.
+ */
+static void to_flat(const struct gen_module *m, struct aff_optics_flat *f)
+{
+	static struct gen_image im;
+	size_t at;
+
+	gen_image(m, &im);
+	memset(f, 0, sizeof(*f));
+	f->type = m->kind == GEN_SFF8472 ? 2 : 3;	/* ETH_MODULE_SFF_8472, _8636 */
+	f->len = m->kind == GEN_SFF8472 ? 512 : 640;
+	for (at = 0; at < im.len; at += GEN_RECORD) {
+		const uint8_t *r = im.data + at;	/* I2C address, page, bank, half */
+		size_t to;
+
+		if (m->kind == GEN_SFF8472)
+			to = (r[0] == 0x51 ? 256 : 0) + 128 * (size_t)r[3];
+		else
+			to = r[1] ? 256 + 128 * ((size_t)r[1] - 1) : 128 * (size_t)r[3];
+		memcpy(f->data + to, r + 4, 128);
+	}
+}
+
+static void ioctl_layout(void **state)
+{
+	struct gen_module m = gen_healthy(GEN_SFF8636);
+	static struct aff_optics_flat f;
+	struct aff_optics o;
+
+	(void)state;
+	m.lane[GEN_RX][3] = 1500;
+	to_flat(&m, &f);
+	assert_int_equal(aff_optics_decode(aff_optics_flat_read, &f, &o, NULL, 0), 0);
+	near(o.rx_mw[3], 0.15);
+	near(o.thresh[AFF_OQ_RX].low_warn, 0.1);	/* page 03h, from byte 512 */
+	near(o.thresh[AFF_OQ_TEMP].high_alarm, 75.0);
+	f.len = 256;			/* a driver that gives page 00h only: no thresholds */
+	assert_int_equal(aff_optics_decode(aff_optics_flat_read, &f, &o, NULL, 0), 0);
+	assert_int_equal(o.has_thresh, 0);
+	near(o.temp_c, 40.0);
+	m = gen_healthy(GEN_SFF8472);
+	m.lane[GEN_TX][0] = 4321;
+	to_flat(&m, &f);
+	assert_int_equal(aff_optics_decode(aff_optics_flat_read, &f, &o, NULL, 0), 0);
+	near(o.tx_mw[0], 0.4321);
+	near(o.thresh[AFF_OQ_BIAS].low_alarm, 2.0);
 }
 
 /* ---- On the audit-ok fixture: its NICs 05, 15, 85 and 95:00.0 ---- */
@@ -509,6 +561,7 @@ int main(void)
 		cmocka_unit_test(cmis_paged),
 		cmocka_unit_test(cmis_flat),
 		cmocka_unit_test(unknown_identifier),
+		cmocka_unit_test(ioctl_layout),
 		cmocka_unit_test(info_round_trip),
 		cmocka_unit_test(audit_healthy),
 		cmocka_unit_test(audit_rx_low_warning),
