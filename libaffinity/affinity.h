@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* API version: major << 16 | minor. A major change breaks callers. */
-#define AFF_API_VERSION 0x00010006u
+#define AFF_API_VERSION 0x00010007u
 #define AFF_API_MAJOR(v) ((v) >> 16)
 
 /**
