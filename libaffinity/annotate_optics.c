@@ -66,7 +66,10 @@ static int annotate(hwloc_obj_t obj, const char *root, bool real_root)
 	net = netdev_of(obj, &rdma);
 	if (!net && !rdma)
 		return 0;
-	if (!net || (net->name[0] == '.' || strchr(net->name, '/')))
+	/* The name becomes a path component: one that could leave the tree is not asked. */
+	if (net && (!*net->name || net->name[0] == '.' || strchr(net->name, '/')))
+		return 0;
+	if (!net)
 		return aff_optics_info_undecided(obj, NULL,
 			"an InfiniBand port without a netdev: its module is reachable only through MADs (mlxlink, ibdiagnet)");
 	if (is_infiniband(root, net->name))
