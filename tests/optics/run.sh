@@ -3,7 +3,8 @@
 # railbind audit's transceiver check, black box: snapshots of the audit-ok
 # node with each rail's module readings planted as discovery records them
 # (RailbindXcvr* on the NIC's PCI object; the values here are written by
-# hand), in JSON, text, Prometheus and NFD, with the exit codes NHC acts on;
+# hand), in JSON, text, Prometheus and NFD, with the exit codes NHC acts on
+# and NHC's check itself;
 # malformed attributes; then this host: a snapshot records, for each of its
 # PCI netdevs, its module or why none was read (root: "no module EEPROM" on
 # a virtual NIC; unprivileged: "needs CAP_NET_ADMIN"), skipped where the
@@ -83,6 +84,17 @@ run -i "$tmp/hot.xml"
 if [ "$rc" -eq 2 ] && grep -q '\[transceiver\] rail mlx5_0 transceiver (eth0, sff8636): temperature 76.5 C' "$tmp/out" &&
     grep -q 'fix: drain the node' "$tmp/out"; then ok
 else bad "text: rc=$rc"; fi
+
+# NHC (contrib/nhc/railbind.nhc, die stubbed): a rail at alarm drains the node, naming the check.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+if command -v bash >/dev/null; then
+	died=$(RAILBIND=$RAILBIND bash -c 'die() { echo "$2"; }; log() { :; }; . "$1"; check_railbind_audit --input "$2"' \
+		_ "$top/contrib/nhc/railbind.nhc" "$tmp/dark-lane.xml")
+	case $died in *"transceiver=fail"*) ok ;; *) bad "NHC on a dark lane: died=$died" ;; esac
+	died=$(RAILBIND=$RAILBIND bash -c 'die() { echo "$2"; }; log() { :; }; . "$1"; check_railbind_audit --input "$2"' \
+		_ "$top/contrib/nhc/railbind.nhc" "$tmp/warm.xml")
+	if [ -z "$died" ]; then ok; else bad "NHC on a warning: died=$died"; fi
+fi
 
 # A hand-edited attribute is bad input, as every Railbind* value: exit 3, one line naming it.
 sed '0,/name="RailbindXcvrRxPower" value="0.5,0.5,0.5,0.5"/s||name="RailbindXcvrRxPower" value="0.5,0.5"|' \
