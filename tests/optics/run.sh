@@ -114,8 +114,8 @@ then ok; else bad "unprivileged snapshot: rc=$rc $(jq -c .undecided "$tmp/out")"
 # This host's own PCI netdevs, read for real.
 netdevs=
 for d in /sys/class/net/*; do
-	[ -e "$d/device" ] || continue
-	case $(readlink -f "$d/device") in */pci[0-9]*) netdevs="$netdevs ${d##*/}" ;; esac
+	# A network PCI function (class 0x02xx), the objects discovery annotates.
+	case $(cat "$d/device/class" 2>/dev/null) in 0x02*) netdevs="$netdevs ${d##*/}" ;; esac
 done
 if [ -z "$netdevs" ]; then
 	echo "optics: this host has no PCI netdev, skipping the live part"
