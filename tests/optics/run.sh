@@ -114,8 +114,10 @@ then ok; else bad "unprivileged snapshot: rc=$rc $(jq -c .undecided "$tmp/out")"
 # This host's own PCI netdevs, read for real.
 netdevs=
 for d in /sys/class/net/*; do
-	# A network PCI function (class 0x02xx), the objects discovery annotates.
-	case $(cat "$d/device/class" 2>/dev/null) in 0x02*) netdevs="$netdevs ${d##*/}" ;; esac
+	# On a network PCI function (class 0x02xx), the objects discovery annotates;
+	# a virtio NIC's device is the virtio device, the function its parent.
+	class=$(cat "$d/device/class" 2>/dev/null || cat "$d/device/../class" 2>/dev/null)
+	case $class in 0x02*) netdevs="$netdevs ${d##*/}" ;; esac
 done
 if [ -z "$netdevs" ]; then
 	echo "optics: this host has no PCI netdev, skipping the live part"
