@@ -360,6 +360,22 @@ def test_strings_and_files(tmp):
         for job in ("a\nrailbindd: forged line", "\x1b[31mred", "rtl\u202eexe.txt", "x" * 129):
             r = request(b.sock, {"v": 1, "op": "plan", "rank": 0, "job": job, "lease": "conn"})
             check(r.get("error") == "invalid", "job %r is refused: %r" % (job[:20], r))
+        # Issue 25: invisible characters by class (Cf, Default_Ignorable,
+        # noncharacters), each one the hand-picked list let pass.
+        for ch in ("\u061c", "\u00ad", "\u115f", "\u180e", "\ufff9", "\uffff", "\u200b"):
+            r = request(b.sock, {"v": 1, "op": "plan", "rank": 0, "job": "def%sault" % ch,
+                                 "lease": "conn"})
+            check(r.get("error") == "invalid", "job def U+%04X ault is refused: %r" % (ord(ch), r))
+        # Issue 25: lenient JSON, as raw lines: json-c took each as a request.
+        for line in (b"{'v':1,'op':'plan','rank':0,'lease':'none'}",
+                     b'{"v":1,"op":"plan","rank":0,"lease":"none",}',
+                     b'/* x */{"v":1,"op":"plan","rank":0,"lease":"none"}',
+                     b'{"v":1,"op":"plan","rank":0,"lease":"none"}/* x */',
+                     b'{"v":1,"op":"plan","rank":0,"lease":"conn","job":"a\\ud800b"}',
+                     b'{"v":1,"op":"plan","rank":0,"lease":"conn","job":"a\\udfffb"}'):
+            r = request(b.sock, line)
+            check(r.get("error") == "malformed", "lenient JSON %r is malformed: %r" % (line[:40], r))
+        check(not status(b)["leases"], "no lease came of a refused request")
         check("forged line" not in log_text(tmp) and "\x1b" not in log_text(tmp),
               "nothing of a refused job name reaches the log")
         holder = subprocess.Popen([RAILBIND, "run", "--no-bind", "--job", "real", "--rank", "0",
