@@ -206,8 +206,8 @@ static void overflow(struct client *c, size_t limit)
 	char line[160];
 	int n;
 
-	rbd_log(LOG_WARNING, "client pid %d uid %u: %zu bytes unread, closing",
-		(int)c->id.pid, (unsigned)c->id.uid, pending(c));
+	rbd_log_user(c->id.uid, LOG_WARNING, "client pid %d uid %u: %zu bytes unread, closing",
+		     (int)c->id.pid, (unsigned)c->id.uid, pending(c));
 	share_queued(c->share, -(long long)(c->outlen - keep));
 	c->outlen = keep;
 	c->closing = true;
@@ -596,6 +596,7 @@ static void sweep(void *arg)
 		}
 	}
 	share_gc();
+	rbd_log_flush();	/* the users' suppressed lines, summed up */
 	sweep_timer = sched_add_timer(250, sweep, NULL);
 }
 

@@ -14,6 +14,9 @@
  *   bust SOCK SECONDS      plan requests, each with a GPU claim never sent
  *                          before ("1,0", "0,0,1", ...), as fast as the
  *                          broker answers, for SECONDS; prints counts, exits
+ *   churn SOCK SECONDS     lease churn: a new process after another takes a
+ *                          pid lease (a new job each) and exits, for
+ *                          SECONDS; prints counts, exits
  *   overflow SOCK N        a watcher that does not read, and N topo
  *                          requests left unread on a second connection;
  *                          then reads the watcher, prints its lines, exits
@@ -401,6 +404,56 @@ static int bust(int argc, char **argv)
 	return 0;
 }
 
+/* Each lease is taken by a child that exits at once: a start and an end line. */
+static int churn(int argc, char **argv)
+{
+	double secs = argc > 3 ? atof(argv[3]) : 5, end;
+	int ok = 0, over = 0, other = 0, k = 0;
+
+	printf("churning ready\n");
+	fflush(stdout);
+	signal(SIGTERM, on_term);
+	end = now() + secs;
+	while (now() < end && !done) {
+		int p[2], status = 0;
+		char c = 'x';
+		pid_t kid;
+
+		if (pipe(p) < 0)
+			break;
+		kid = fork();
+		if (kid == 0) {
+			char req[256], buf[65536];
+			int fd = open_conn(true);
+
+			snprintf(req, sizeof(req),
+				 "{\"v\":1,\"op\":\"plan\",\"rank\":%d,\"job\":\"churn-%d\",\"lease\":\"pid\"}\n",
+				 k % 8, k);
+			if (fd >= 0 && send_line(fd, req) == 0 && read_line(fd, buf, sizeof(buf)) > 0)
+				c = strstr(buf, "\"ok\":true") ? 'o' :
+				    strstr(buf, "\"overloaded\"") ? 'v' : 'x';
+			if (write(p[1], &c, 1) != 1)
+				_exit(1);
+			_exit(0);
+		}
+		close(p[1]);
+		if (kid < 0 || read(p[0], &c, 1) != 1)
+			c = 'x';
+		close(p[0]);
+		if (kid > 0)
+			waitpid(kid, &status, 0);
+		if (c == 'o')
+			ok++;
+		else if (c == 'v')
+			over++;
+		else
+			other++;
+		k++;
+	}
+	printf("leases %d ok %d overloaded %d other %d\n", k, ok, over, other);
+	return 0;
+}
+
 /*
  * A watcher that never reads, and a second connection of the same user
  * leaving N topo replies unread; then the watcher's lines, once read.
@@ -542,7 +595,7 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: broker_hostile conns|leases|procs|flood|bust|overflow|pidreuse SOCKET ...\n");
+		fprintf(stderr, "usage: broker_hostile conns|leases|procs|flood|bust|churn|overflow|pidreuse SOCKET ...\n");
 		return 2;
 	}
 	sock_path = argv[2];
@@ -563,6 +616,8 @@ int main(int argc, char **argv)
 		return flood(argv);
 	if (!strcmp(argv[1], "bust"))
 		return bust(argc, argv);
+	if (!strcmp(argv[1], "churn"))
+		return churn(argc, argv);
 	if (!strcmp(argv[1], "overflow") && argc > 3)
 		return overflow(argv);
 	if (!strcmp(argv[1], "pidreuse") && argc > 5)

@@ -483,6 +483,42 @@ def test_watcher_overflow(tmp):
         stopped(b)
 
 
+def test_log_budget(tmp):
+    """Issue 25: 5 s of lease churn by one user (a process after another
+    takes a pid lease and exits: two lines each) writes under 1,000 broker
+    log lines, one of them saying how many were suppressed; another user's
+    lease lines meanwhile are not suppressed."""
+    b = Broker(tmp, DGX)
+    a = None
+    try:
+        before = log_text(tmp).count("\n")
+        a = Attack(ATTACKER, "churn", b.sock, 5)
+        victim_served(b, "lease churn by another user")
+        out = a.p.stdout.readline().split()
+        res = {out[i]: out[i + 1] for i in range(0, len(out) - 1, 2)}
+        a.stop()
+        a = None
+        check(int(res.get("ok", 0)) >= 500,
+              "the churn took at least 500 leases in 5 s (1,000 lines unbounded): %r" % res)
+        said = "uid %d: " % ATTACKER
+        check(wait_for(lambda: said in log_text(tmp) and "lines suppressed" in log_text(tmp), 15),
+              "the broker says how many of uid %d's lines it suppressed" % ATTACKER)
+        text = log_text(tmp)
+        lines = text.count("\n") - before
+        summaries = [l for l in text.splitlines() if l.startswith("railbindd: " + said)]
+        print("log budget: %s leases churned, %d log lines, %r" % (res.get("ok"), lines, summaries))
+        check(lines < 1000, "5 s of lease churn: %d broker log lines (bound 1,000)" % lines)
+        check(len(summaries) == 1 and int(summaries[0].split()[3]) > 0,
+              "one suppression line for the churning uid: %r" % summaries)
+        check(text.count("uid %d holds job victim" % VICTIM) >= VICTIM_RUNS,
+              "the victim's own lease lines are all there (%d)"
+              % text.count("uid %d holds job victim" % VICTIM))
+    finally:
+        if a:
+            a.stop()
+        stopped(b)
+
+
 def dgx_gpus():
     return [g["pci"] for g in json.loads(tb.run(["topo", "--json", "--input", DGX]).stdout)["gpus"]]
 
@@ -603,7 +639,8 @@ def main():
     os.chmod(base, 0o755)   # the other uids must reach the socket
     return tb.run_isolated(base, (test_connection_slots, test_leases, test_memory, test_pid_reuse,
                                   test_reload, test_cache_busting, test_strings_and_files,
-                                  test_watcher_overflow, test_gpu_ownership), "hostile")
+                                  test_watcher_overflow, test_gpu_ownership, test_log_budget),
+                         "hostile")
 
 
 if __name__ == "__main__":
