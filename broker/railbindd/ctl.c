@@ -318,6 +318,18 @@ int ctl_peer_info(struct client *c, const struct peer_info **out)
 	return c->info_err;
 }
 
+int ctl_peer_visible(struct client *c, const char **out)
+{
+	int dirfd = peer_open(c->fd, &c->id), rc;
+
+	*out = NULL;
+	if (dirfd < 0)
+		return dirfd;
+	rc = peerenv_visible(dirfd, c->id.pid, c->id.start, c->share, out);
+	close(dirfd);
+	return rc;
+}
+
 int ctl_peer_pidfd(struct client *c)
 {
 	return peer_pidfd(c->fd, &c->id);

@@ -3,7 +3,7 @@
 # Needs TOP, BUILD, CC, CFLAGS, LDFLAGS, DEP_LIBS and the library's rules.
 RAILBINDD_SRCS := main.c log.c conf.c sched.c ctl.c ops.c request.c unicode.c serve.c peer.c claim.c \
 	lease.c state.c udevmon.c
-RAILBINDD_SRCS += ncclout.c share.c gpuown.c
+RAILBINDD_SRCS += ncclout.c share.c gpuown.c peerenv.c
 # The link and port counters (tests/health), the verify op (tests/verify).
 RAILBINDD_SRCS += counters.c verifyop.c
 RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=.o))

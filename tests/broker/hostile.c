@@ -17,6 +17,16 @@
  *   churn SOCK SECONDS     lease churn: a new process after another takes a
  *                          pid lease (a new job each) and exits, for
  *                          SECONDS; prints counts, exits
+ *   bigenv SOCK UID SECONDS CONC MIB  (root) a process of UID whose
+ *                          environment is MIB MiB, CUDA_VISIBLE_DEVICES last:
+ *                          pointed at an anonymous mapping by root
+ *                          (prctl PR_SET_MM_ENV_START/END need
+ *                          CAP_SYS_RESOURCE), then the uid dropped to; where
+ *                          prctl is refused, re-exec'd as UID with up to
+ *                          6 MiB of environment under an unlimited stack
+ *                          (the kernel's most). Forks children that inherit
+ *                          it, CONC at a time, each a plan with a GPU claim,
+ *                          for SECONDS; prints counts, exits
  *   overflow SOCK N        a watcher that does not read, and N topo
  *                          requests left unread on a second connection;
  *                          then reads the watcher, prints its lines, exits
@@ -41,6 +51,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -454,6 +465,128 @@ static int churn(int argc, char **argv)
 	return 0;
 }
 
+/* Environment entries of about 4 KiB filling [@p, @p + @len), CUDA_VISIBLE_DEVICES last. */
+static void fill_environ(char *p, size_t len)
+{
+	static const char tail[] = "CUDA_VISIBLE_DEVICES=0";
+	size_t off = 0, k = 0;
+
+	while (off + 4096 + sizeof(tail) < len) {
+		int n = snprintf(p + off, 32, "PAD%zu=", k++);
+
+		memset(p + off + n, 'x', 4095 - (size_t)n);
+		p[off + 4095] = '\0';
+		off += 4096;
+	}
+	memcpy(p + off, tail, sizeof(tail));
+}
+
+/* The attack itself, as the attacker: CONC children at a time, one claim each. */
+static int bigenv_run(const char *how, size_t bytes, double secs, int conc)
+{
+	static const char req[] =
+		"{\"v\":1,\"op\":\"plan\",\"rank\":0,\"lease\":\"none\",\"visible\":\"0\"}\n";
+	int ok = 0, over = 0, perm = 0, other = 0, running = 0, sent = 0, p[2];
+	double end;
+	char c;
+
+	if (pipe(p) < 0)
+		return 1;
+	printf("env %zu KiB via %s ready\n", bytes >> 10, how);
+	fflush(stdout);
+	signal(SIGTERM, on_term);
+	end = now() + secs;
+	while (!done && (now() < end || running)) {
+		while (!done && running < conc && now() < end) {
+			pid_t kid = fork();
+
+			if (kid == 0) {
+				char buf[65536];
+				int fd = open_conn(true);
+
+				close(p[0]);
+				c = 'x';
+				if (fd >= 0 && send_line(fd, req) == 0 &&
+				    read_line(fd, buf, sizeof(buf)) > 0)
+					c = strstr(buf, "\"ok\":true") ? 'o' :
+					    strstr(buf, "\"overloaded\"") ? 'v' :
+					    strstr(buf, "\"permission\"") ? 'p' : 'x';
+				if (write(p[1], &c, 1) != 1)
+					_exit(1);
+				_exit(0);
+			}
+			if (kid < 0)
+				break;
+			running++;
+			sent++;
+		}
+		if (read(p[0], &c, 1) != 1)
+			break;
+		running--;
+		if (c == 'o')
+			ok++;
+		else if (c == 'v')
+			over++;
+		else if (c == 'p')
+			perm++;
+		else
+			other++;
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	while (wait(NULL) > 0)
+		;
+	printf("requests %d ok %d overloaded %d permission %d other %d\n", sent, ok, over, perm,
+	       other);
+	return 0;
+}
+
+static int become(uid_t uid);
+
+static int bigenv(char **argv)
+{
+	uid_t uid = (uid_t)atol(argv[3]);
+	size_t bytes = (size_t)atol(argv[6]) << 20, len;
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	char *env, **envp;
+	size_t i, n;
+
+	env = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (env == MAP_FAILED)
+		return 1;
+	fill_environ(env, bytes);
+	if (prctl(PR_SET_MM, PR_SET_MM_ENV_START, (unsigned long)env, 0, 0) == 0 &&
+	    prctl(PR_SET_MM, PR_SET_MM_ENV_END, (unsigned long)env + bytes, 0, 0) == 0) {
+		if (become(uid) < 0)
+			return 3;
+		return bigenv_run("prctl", bytes, atof(argv[4]), atoi(argv[5]));
+	}
+	fprintf(stderr, "bigenv: prctl(PR_SET_MM): %s; exec with a large environment instead\n",
+		strerror(errno));
+	/* The kernel takes at most 6 MiB (3/4 of _STK_LIM) of arguments and
+	 * environment, in strings of at most 128 KiB. */
+	len = bytes < (6u << 20) - (64u << 10) ? bytes : (6u << 20) - (64u << 10);
+	n = len / (120u << 10) + 2;
+	envp = calloc(n + 1, sizeof(char *));
+	if (!envp)
+		return 1;
+	for (i = 0; i + 1 < n; i++) {
+		envp[i] = malloc(120u << 10);
+		if (!envp[i])
+			return 1;
+		snprintf(envp[i], 16, "PAD%zu=", i);
+		memset(envp[i] + strlen(envp[i]), 'x', (120u << 10) - 1 - strlen(envp[i]));
+		envp[i][(120u << 10) - 1] = '\0';
+	}
+	envp[n - 1] = "CUDA_VISIBLE_DEVICES=0";
+	if (setrlimit(RLIMIT_STACK, &unlimited) < 0 || become(uid) < 0)
+		return 3;
+	execve("/proc/self/exe", (char *[]){ argv[0], "bigenv-exec", argv[2], argv[4], argv[5],
+					    NULL }, envp);
+	perror("bigenv: execve");
+	return 1;
+}
+
 /*
  * A watcher that never reads, and a second connection of the same user
  * leaving N topo replies unread; then the watcher's lines, once read.
@@ -595,7 +728,7 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: broker_hostile conns|leases|procs|flood|bust|churn|overflow|pidreuse SOCKET ...\n");
+		fprintf(stderr, "usage: broker_hostile conns|leases|procs|flood|bust|churn|bigenv|overflow|pidreuse SOCKET ...\n");
 		return 2;
 	}
 	sock_path = argv[2];
@@ -616,6 +749,16 @@ int main(int argc, char **argv)
 		return flood(argv);
 	if (!strcmp(argv[1], "bust"))
 		return bust(argc, argv);
+	if (!strcmp(argv[1], "bigenv") && argc > 6)
+		return bigenv(argv);
+	if (!strcmp(argv[1], "bigenv-exec") && argc > 4) {
+		extern char **environ;
+		size_t bytes = 0, i;
+
+		for (i = 0; environ[i]; i++)
+			bytes += strlen(environ[i]) + 1;
+		return bigenv_run("exec", bytes, atof(argv[3]), atoi(argv[4]));
+	}
 	if (!strcmp(argv[1], "churn"))
 		return churn(argc, argv);
 	if (!strcmp(argv[1], "overflow") && argc > 3)
