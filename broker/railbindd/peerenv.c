@@ -11,7 +11,8 @@
  *    first CUDA_VISIBLE_DEVICES. A variable may sit anywhere in the block:
  *    one not found within the bound, where the block goes on, cannot be
  *    said absent, and the claim is refused (-E2BIG: `permission`) rather
- *    than taken unchecked; a value longer than PEER_ENV_MAX_VALUE too;
+ *    than taken unchecked; a value longer than PEER_ENV_MAX_VALUE too; an
+ *    empty one is checked to be a live process's (-ESRCH otherwise);
  *  - what was found is kept per process (pid and start time: that very
  *    process, whatever its pid becomes), not per connection, for as long
  *    as the cache holds it: a process's environment block does not change
@@ -23,6 +24,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -61,6 +63,28 @@ static int scan(const char *buf, size_t len, char **cuda_out, char **rocr_out)
 	if (rc == 0 && !*rocr_out)
 		rc = peer_environ_get(buf, len, rocr, rocr_out);
 	return rc < 0 ? rc : 0;
+}
+
+/*
+ * Whether the process under @dirfd still has its memory: an empty
+ * environment is also what a zombie, a process whose thread-group leader
+ * has exited, or one exiting now reads as, and a claim must not pass
+ * unchecked for that. Their status has no VmSize line.
+ */
+static bool has_mm(int dirfd)
+{
+	char buf[8192];
+	ssize_t n = -1;
+	int fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, "\nVmSize:") != NULL;
 }
 
 /*
@@ -115,6 +139,8 @@ static int read_visible(int dirfd, size_t *cost, char **out)
 		rc = scan(buf + scanned, n - scanned, &c, &r);
 	close(fd);
 	free(buf);
+	if (!rc && !n && !has_mm(dirfd))
+		rc = -ESRCH;
 	*cost = n;
 	if (!rc && c) {
 		free(r);

@@ -782,6 +782,19 @@ def test_claim_environment(tmp):
         r = ask_with_env(b.sock, ["CUDA_VISIBLE_DEVICES=1"], [plan(None), plan(None, 1)])
         check([gpu(x) for x in r] == [0, 1],
               "no claim: the environment is not read, the plan is the node's: %r" % [gpu(x) for x in r])
+        # The thread-group leader gone (SYS_exit in the main thread), a second
+        # thread asks: its environment reads as nothing, and proves nothing.
+        code = ("import ctypes,json,os,socket,sys,threading,time\n"
+                "def ask():\n"
+                " time.sleep(0.3);s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
+                " s.sendall(json.dumps({'v':1,'op':'plan','rank':0,'lease':'none','visible':'5'}).encode()+b'\\n')\n"
+                " print(s.makefile().readline(),end='',flush=True);os._exit(0)\n"
+                "threading.Thread(target=ask).start()\n"
+                "ctypes.CDLL(None).syscall(60,0)\n")
+        out = subprocess.run([sys.executable, "-c", code, b.sock], capture_output=True, text=True,
+                             env=clean_env(CUDA_VISIBLE_DEVICES="0"), timeout=30).stdout
+        check('"permission"' in out and "has exited" in out,
+              "a claim from a process whose leader has exited is refused: %r" % out[:160])
         # 40 connections of one process, each a claim against 1.2 MiB: one read.
         r = ask_with_env(b.sock, pad + ["CUDA_VISIBLE_DEVICES=2"], [plan("2")], conns=40)
         errs = [x.get("error") for x in r]
