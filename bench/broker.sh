@@ -12,7 +12,7 @@
 #     busting, processes with a huge environment asking plans with a GPU
 #     claim 20 at a time), beside the same client with no flood just before, the
 #     median of ROUNDS (3) rounds (root and setpriv needed; said and skipped
-#     otherwise)
+#     otherwise); FLOOD_KINDS picks floods ("bigenv" alone, say)
 # The topology is broker-host2.xml, shaped like this 2-CPU machine, so every
 # binding is really applied. Needs RAILBIND, RAILBINDD, BROKERBENCH, FIXTURE,
 # python3 and hwloc-bind.
