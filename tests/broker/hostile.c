@@ -206,6 +206,31 @@ static void count_reply(const char *buf, int *ok, int *over, int *busy, int *oth
 		(*other)++;
 }
 
+/* A reply line as one letter, for a child to pass on through a pipe. */
+static char reply_letter(const char *buf)
+{
+	return strstr(buf, "\"ok\":true") ? 'o' : strstr(buf, "\"overloaded\"") ? 'v' :
+	       strstr(buf, "\"busy\"") ? 'b' : strstr(buf, "\"permission\"") ? 'p' : 'x';
+}
+
+struct tally {
+	int ok, over, busy, perm, other;
+};
+
+static void tally(struct tally *t, char c)
+{
+	if (c == 'o')
+		t->ok++;
+	else if (c == 'v')
+		t->over++;
+	else if (c == 'b')
+		t->busy++;
+	else if (c == 'p')
+		t->perm++;
+	else
+		t->other++;
+}
+
 static int leases(char **argv)
 {
 	int n = atoi(argv[3]), first = atoi(argv[4]), last = atoi(argv[5]), i;
@@ -234,8 +259,8 @@ static int leases(char **argv)
 
 static int procs(char **argv)
 {
-	int n = atoi(argv[3]), first = atoi(argv[4]), last = atoi(argv[5]), i;
-	int ok = 0, over = 0, busy = 0, other = 0, p[2];
+	int n = atoi(argv[3]), first = atoi(argv[4]), last = atoi(argv[5]), i, p[2];
+	struct tally t = { 0 };
 	pid_t *kids = calloc((size_t)n, sizeof(pid_t));
 	char c;
 
@@ -257,9 +282,7 @@ static int procs(char **argv)
 				 first + i % (last - first + 1), (int)getppid(), i);
 			c = 'x';
 			if (fd >= 0 && send_line(fd, req) == 0 && read_line(fd, buf, sizeof(buf)) > 0)
-				c = strstr(buf, "\"ok\":true") ? 'o' :
-				    strstr(buf, "\"overloaded\"") ? 'v' :
-				    strstr(buf, "\"busy\"") ? 'b' : 'x';
+				c = reply_letter(buf);
 			if (write(p[1], &c, 1) != 1)
 				_exit(1);
 			close(fd);	/* the lease is the pid's, not the connection's */
@@ -268,17 +291,10 @@ static int procs(char **argv)
 		}
 	}
 	close(p[1]);
-	for (i = 0; i < n && read(p[0], &c, 1) == 1; i++) {
-		if (c == 'o')
-			ok++;
-		else if (c == 'v')
-			over++;
-		else if (c == 'b')
-			busy++;
-		else
-			other++;
-	}
-	printf("ok %d overloaded %d busy %d other %d ready\n", ok, over, busy, other);
+	for (i = 0; i < n && read(p[0], &c, 1) == 1; i++)
+		tally(&t, c);
+	printf("ok %d overloaded %d busy %d other %d ready\n", t.ok, t.over, t.busy,
+	       t.other + t.perm);
 	fflush(stdout);
 	hold();
 	for (i = 0; i < n; i++)
@@ -419,7 +435,8 @@ static int bust(int argc, char **argv)
 static int churn(int argc, char **argv)
 {
 	double secs = argc > 3 ? atof(argv[3]) : 5, end;
-	int ok = 0, over = 0, other = 0, k = 0;
+	struct tally t = { 0 };
+	int k = 0;
 
 	printf("churning ready\n");
 	fflush(stdout);
@@ -441,8 +458,7 @@ static int churn(int argc, char **argv)
 				 "{\"v\":1,\"op\":\"plan\",\"rank\":%d,\"job\":\"churn-%d\",\"lease\":\"pid\"}\n",
 				 k % 8, k);
 			if (fd >= 0 && send_line(fd, req) == 0 && read_line(fd, buf, sizeof(buf)) > 0)
-				c = strstr(buf, "\"ok\":true") ? 'o' :
-				    strstr(buf, "\"overloaded\"") ? 'v' : 'x';
+				c = reply_letter(buf);
 			if (write(p[1], &c, 1) != 1)
 				_exit(1);
 			_exit(0);
@@ -453,15 +469,11 @@ static int churn(int argc, char **argv)
 		close(p[0]);
 		if (kid > 0)
 			waitpid(kid, &status, 0);
-		if (c == 'o')
-			ok++;
-		else if (c == 'v')
-			over++;
-		else
-			other++;
+		tally(&t, c);
 		k++;
 	}
-	printf("leases %d ok %d overloaded %d other %d\n", k, ok, over, other);
+	printf("leases %d ok %d overloaded %d other %d\n", k, t.ok, t.over,
+	       t.other + t.busy + t.perm);
 	return 0;
 }
 
@@ -486,7 +498,8 @@ static int bigenv_run(const char *how, size_t bytes, double secs, int conc)
 {
 	static const char req[] =
 		"{\"v\":1,\"op\":\"plan\",\"rank\":0,\"lease\":\"none\",\"visible\":\"0\"}\n";
-	int ok = 0, over = 0, perm = 0, other = 0, running = 0, sent = 0, p[2];
+	int running = 0, sent = 0, p[2];
+	struct tally t = { 0 };
 	double end;
 	char c;
 
@@ -508,9 +521,7 @@ static int bigenv_run(const char *how, size_t bytes, double secs, int conc)
 				c = 'x';
 				if (fd >= 0 && send_line(fd, req) == 0 &&
 				    read_line(fd, buf, sizeof(buf)) > 0)
-					c = strstr(buf, "\"ok\":true") ? 'o' :
-					    strstr(buf, "\"overloaded\"") ? 'v' :
-					    strstr(buf, "\"permission\"") ? 'p' : 'x';
+					c = reply_letter(buf);
 				if (write(p[1], &c, 1) != 1)
 					_exit(1);
 				_exit(0);
@@ -523,21 +534,14 @@ static int bigenv_run(const char *how, size_t bytes, double secs, int conc)
 		if (read(p[0], &c, 1) != 1)
 			break;
 		running--;
-		if (c == 'o')
-			ok++;
-		else if (c == 'v')
-			over++;
-		else if (c == 'p')
-			perm++;
-		else
-			other++;
+		tally(&t, c);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 	}
 	while (wait(NULL) > 0)
 		;
-	printf("requests %d ok %d overloaded %d permission %d other %d\n", sent, ok, over, perm,
-	       other);
+	printf("requests %d ok %d overloaded %d permission %d other %d\n", sent, t.ok, t.over,
+	       t.perm, t.other + t.busy);
 	return 0;
 }
 

@@ -43,6 +43,16 @@ static void expect_error(const char *line, const char *error)
 	request_fini(&rq);
 }
 
+/* @line is accepted, its job read as @job. */
+static void expect_job(const char *line, const char *job)
+{
+	struct request rq;
+
+	assert_string_equal(parse(line, &rq), "");
+	assert_string_equal(rq.job, job);
+	request_fini(&rq);
+}
+
 static void test_plan_fields(void **state)
 {
 	struct request rq;
@@ -113,7 +123,6 @@ static void test_strict_framing(void **state)
  */
 static void test_job_strict_utf8(void **state)
 {
-	struct request rq;
 
 	(void)state;
 	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"a\xed\xa0\x80\"}", "malformed");
@@ -122,14 +131,9 @@ static void test_job_strict_utf8(void **state)
 	/* json-c decodes an escaped lone surrogate to U+FFFD: refused (issue 25). */
 	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\ud800\"}", "malformed");
 	/* A pair is one character, whatever the case of its hex digits. */
-	assert_string_equal(parse("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\uD83D\\ude00\"}", &rq),
-			    "");
-	assert_string_equal(rq.job, "a\xf0\x9f\x98\x80");
-	request_fini(&rq);
-	assert_string_equal(parse("{\"v\":1,\"op\":\"plan\",\"job\":\"\xc3\xa9t\xc3\xa9\\u00e9\"}",
-				  &rq), "");
-	assert_string_equal(rq.job, "\xc3\xa9t\xc3\xa9\xc3\xa9");
-	request_fini(&rq);
+	expect_job("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\uD83D\\ude00\"}", "a\xf0\x9f\x98\x80");
+	expect_job("{\"v\":1,\"op\":\"plan\",\"job\":\"\xc3\xa9t\xc3\xa9\\u00e9\"}",
+		   "\xc3\xa9t\xc3\xa9\xc3\xa9");
 }
 
 /*
@@ -165,21 +169,15 @@ static void test_strict_json(void **state)
 		"{\"v\":1,\"op\":\"status\",\"op\":\"reload\"}",
 		"\xef\xbb\xbf{\"v\":1,\"op\":\"status\"}",
 	};
-	struct request rq;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(lenient) / sizeof(*lenient); i++)
 		expect_error(lenient[i], "malformed");
 	/* Strict JSON that looks like the above stays accepted. */
-	assert_string_equal(parse("{\"v\":1,\"op\":\"plan\",\"job\":\"it's /* not */ a.b\","
-				  "\"id\":[1.5e3,-0.25,{\"x\":1,\"x\":2}]}", &rq), "");
-	assert_string_equal(rq.job, "it's /* not */ a.b");
-	request_fini(&rq);
-	assert_string_equal(parse("{\"v\":1,\"op\":\"plan\",\"job\":\"q\\\"'\\\\\",\"id\":\"NaN\"}",
-				  &rq), "");
-	assert_string_equal(rq.job, "q\"'\\");
-	request_fini(&rq);
+	expect_job("{\"v\":1,\"op\":\"plan\",\"job\":\"it's /* not */ a.b\","
+		   "\"id\":[1.5e3,-0.25,{\"x\":1,\"x\":2}]}", "it's /* not */ a.b");
+	expect_job("{\"v\":1,\"op\":\"plan\",\"job\":\"q\\\"'\\\\\",\"id\":\"NaN\"}", "q\"'\\");
 }
 
 /*
