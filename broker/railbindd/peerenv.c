@@ -44,11 +44,11 @@
 #define PEER_ENV_CACHE 256
 
 struct env_entry {
-	pid_t pid;
 	unsigned long long start;	/* 0: a free slot */
 	char *visible;			/* NULL: neither variable is set */
-	int err;			/* 0 or -E2BIG */
 	long long used;
+	pid_t pid;
+	int err;			/* 0 or -E2BIG */
 };
 
 static struct env_entry cache[PEER_ENV_CACHE];
