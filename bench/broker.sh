@@ -9,9 +9,10 @@
 #  4. an honest client (4 connections) while another uid floods a broker
 #     serving the DGX fixture (tests/broker/hostile.c: connections and
 #     watchers, leases, half-closed clients that never read, plan-cache
-#     busting), beside the same client with no flood just before, the
+#     busting, processes with a huge environment asking plans with a GPU
+#     claim 20 at a time), beside the same client with no flood just before, the
 #     median of ROUNDS (3) rounds (root and setpriv needed; said and skipped
-#     otherwise)
+#     otherwise); FLOOD_KINDS picks floods ("bigenv" alone, say)
 # The topology is broker-host2.xml, shaped like this 2-CPU machine, so every
 # binding is really applied. Needs RAILBIND, RAILBINDD, BROKERBENCH, FIXTURE,
 # python3 and hwloc-bind.
@@ -88,8 +89,9 @@ S=${FLOOD_SECONDS:-2}
 honest() { "$BROKERBENCH" "$sock" "$bpid" 4 "$S" 8 | sed "s/\/s/ \/s/"; }
 # exec: the background job is the flooder itself, and kill reaches it.
 flooder() { exec setpriv --reuid=64102 --regid=64102 --clear-groups -- "$HOSTILE" "$@"; }
+exec_bigenv() { exec "$HOSTILE" bigenv "$sock" 64102 3600 20 63; }
 echo "honest client, 4 connections, ${S} s a round, ${ROUNDS:=3} rounds a flood; another uid floods; load average before: $(load)"
-for kind in conns leases flood bust; do
+for kind in ${FLOOD_KINDS:-conns leases flood bust bigenv}; do
 	rates="" p99s="" base_rates="" base_p99s="" rss=0
 	for round in $(seq "$ROUNDS"); do
 		base=$(honest) || { echo "bench: brokerbench failed: $base"; exit 1; }
@@ -98,6 +100,9 @@ for kind in conns leases flood bust; do
 		leases) flooder leases "$sock" 4300 0 7 >"$tmp/flood.out" & ;;
 		flood) flooder flood "$sock" 300 310 >"$tmp/flood.out" & ;;
 		bust) flooder bust "$sock" 3600 >"$tmp/flood.out" & ;;
+		# Root sets the environment up (63 MiB by prctl where it may, else
+		# 6 MiB by exec), then drops to the uid itself.
+		bigenv) exec_bigenv >"$tmp/flood.out" 2>/dev/null & ;;
 		esac
 		fpid=$!
 		i=0

@@ -40,8 +40,9 @@ $(FUZZ_BUILD)/fuzz_%: $(TOP)/fuzz/fuzz_%.c $(TOP)/fuzz/fuzz.h $(FUZZ_BUILD)/liba
 	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< \
 		$(FUZZ_BUILD)/libaffinity.a $(TEST_LIBS)
 
-# The broker's pure parts (request.c, claim.c), compiled into the target itself.
-FUZZ_BROKER_SRCS := $(TOP)/broker/railbindd/request.c $(TOP)/broker/railbindd/claim.c
+# The broker's pure parts (request.c, unicode.c, claim.c), compiled into the target itself.
+FUZZ_BROKER_SRCS := $(TOP)/broker/railbindd/request.c $(TOP)/broker/railbindd/unicode.c \
+	$(TOP)/broker/railbindd/claim.c
 FUZZ_BROKER_DEPS := $(FUZZ_BROKER_SRCS) $(TOP)/broker/railbindd/request.h \
 	$(TOP)/broker/railbindd/railbindd.h $(TOP)/fuzz/fuzz_utf8.h
 $(FUZZ_BUILD)/fuzz_broker_request $(FUZZ_BUILD)/fuzz_rank_env: $(FUZZ_BUILD)/fuzz_%: \

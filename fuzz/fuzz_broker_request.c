@@ -7,13 +7,16 @@
  * of 1 to 128 bytes of printable UTF-8 (no control, separator or bidi
  * character: logs and status show it), a GPU claim of at most 256 GPU-name
  * characters, strings without NUL and in strict UTF-8 (the reply and the
- * lease file echo them); a refused one names a protocol error; and
+ * lease file echo them), strict JSON (no single quote or comment outside a
+ * string, no lone surrogate turned U+FFFD); a refused one names a protocol
+ * error; and
  * an accepted request, printed by json-c and parsed again, means the same.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fuzz.h"
 #include "fuzz_utf8.h"
@@ -26,6 +29,35 @@ static const char *const known_errors[] = {
 static bool str_ok(const char *s, size_t maxlen)
 {
 	return strlen(s) <= maxlen && fuzz_utf8_valid((const unsigned char *)s, strlen(s));
+}
+
+/* Whether byte @c occurs outside every JSON string of @data. */
+static bool outside_strings(const uint8_t *data, size_t size, uint8_t c)
+{
+	bool in = false;
+	size_t i;
+
+	for (i = 0; i < size; i++) {
+		if (in && data[i] == '\\')
+			i++;
+		else if (data[i] == '"')
+			in = !in;
+		else if (!in && data[i] == c)
+			return true;
+	}
+	return false;
+}
+
+/* Whether @data spells U+FFFD as an escape (any case of its hex digits). */
+static bool has_fffd_escape(const uint8_t *data, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i + 6 <= size; i++)
+		if (data[i] == '\\' && data[i + 1] == 'u' && !strncasecmp((const char *)data + i + 2,
+									   "fffd", 4))
+			return true;
+	return false;
 }
 
 static void check_accepted(const struct request *rq, const uint8_t *data, size_t size)
@@ -71,6 +103,12 @@ static void check_accepted(const struct request *rq, const uint8_t *data, size_t
 	}
 	/* Every byte of the line was looked at: none of it is a NUL. */
 	FUZZ_CHECK(!memchr(data, '\0', size));
+	/* Strict JSON (issue 25): no single quote or comment outside a string
+	 * got through; json-c's U+FFFD for a lone surrogate never reaches a
+	 * job unless the line itself wrote one. */
+	if (rq->job && strstr(rq->job, "\xef\xbf\xbd"))
+		FUZZ_CHECK(memmem(data, size, "\xef\xbf\xbd", 3) || has_fffd_escape(data, size));
+	FUZZ_CHECK(!outside_strings(data, size, '\'') && !outside_strings(data, size, '/'));
 }
 
 /* The request as json-c prints it parses again to the same request. */

@@ -52,9 +52,10 @@ static inline bool fuzz_utf8_valid(const unsigned char *s, size_t n)
 }
 
 /*
- * Printable (issue 15), written apart from request.c: strict UTF-8 whose
- * code points include no C0/C1 control or DEL, no U+2028/U+2029, no
- * LRM/RLM, no bidi embedding, override or isolate, no U+FEFF.
+ * Printable (issues 15, 25), written apart from request.c: strict UTF-8
+ * whose code points include no C0/C1 control or DEL, no U+2028/U+2029, no
+ * LRM/RLM, no bidi embedding, override or isolate, no U+FEFF, none of issue
+ * 25's invisible characters, no noncharacter.
  */
 static inline bool fuzz_text_printable(const unsigned char *s, size_t n)
 {
@@ -73,6 +74,11 @@ static inline bool fuzz_text_printable(const unsigned char *s, size_t n)
 		if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029 ||
 		    cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
 		    (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff)
+			return false;
+		/* Issue 25's examples of Cf, Default_Ignorable and noncharacters
+		 * (the whole classes: tests/broker/test_unicode.py). */
+		if (cp == 0x061c || cp == 0x00ad || cp == 0x115f || cp == 0x180e || cp == 0xfff9 ||
+		    cp == 0x200b || (cp & 0xfffe) == 0xfffe || (cp >= 0xfdd0 && cp <= 0xfdef))
 			return false;
 		i += len;
 	}

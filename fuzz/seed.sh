@@ -78,6 +78,15 @@ broker_request)
 	seed utf8 '{"v":1,"op":"plan","job":"\303\251t\303\251"}'
 	seed deep '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[{}]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]'
 	seed trail '{"v":1,"op":"status"}{"v":1}'
+	# What json-c's lenient (and strict) tokener took (issue 25).
+	seed quote "{'v':1,\"op\":\"status\"}"
+	seed comma '{"v":1,"op":"status",}'
+	seed comment '/* c */{"v":1,"op":"status"}'
+	seed lone '{"v":1,"op":"plan","job":"a\\ud800b"}'
+	seed pair '{"v":1,"op":"plan","job":"a\\ud83d\\ude00"}'
+	seed nan '{"v":1,"op":"status","id":NaN}'
+	seed twice '{"v":1,"op":"plan","job":"x","job":"y"}'
+	seed hangul '{"v":1,"op":"plan","job":"def\\u115fault"}'
 	;;
 rank_env)
 	# RANK\nCLAIM\nOWN\nJOB\nENVIRON (NUL-separated, as /proc/PID/environ).

@@ -34,27 +34,29 @@ bool peer_claim_within(const char *claim, const char *own)
 	return ok;
 }
 
-int peer_environ_visible(const char *env, size_t len, char **out)
+int peer_environ_get(const char *env, size_t len, const char *name, char **out)
 {
-	static const char *const names[] = {
-		"CUDA_VISIBLE_DEVICES=", "ROCR_VISIBLE_DEVICES=", NULL,
-	};
-	size_t i, off, n;
+	size_t k = strlen(name), off, n;
 
 	*out = NULL;
-	for (i = 0; names[i]; i++) {
-		size_t k = strlen(names[i]);
+	for (off = 0; off < len; off += n + 1) {
+		const char *e = env + off, *nul = memchr(e, '\0', len - off);
 
-		for (off = 0; off < len; off += n + 1) {
-			const char *e = env + off, *nul = memchr(e, '\0', len - off);
-
-			/* The last entry may lack its NUL (a cut read): it ends at len. */
-			n = nul ? (size_t)(nul - e) : len - off;
-			if (n >= k && !memcmp(e, names[i], k)) {
-				*out = strndup(e + k, n - k);
-				return *out ? 0 : -ENOMEM;
-			}
+		/* The last entry may lack its NUL (a cut read): it ends at len. */
+		n = nul ? (size_t)(nul - e) : len - off;
+		if (n >= k && !memcmp(e, name, k)) {
+			*out = strndup(e + k, n - k);
+			return *out ? 1 : -ENOMEM;
 		}
 	}
 	return 0;
+}
+
+int peer_environ_visible(const char *env, size_t len, char **out)
+{
+	int rc = peer_environ_get(env, len, "CUDA_VISIBLE_DEVICES=", out);
+
+	if (rc == 0)
+		rc = peer_environ_get(env, len, "ROCR_VISIBLE_DEVICES=", out);
+	return rc < 0 ? rc : 0;
 }

@@ -206,8 +206,8 @@ static void overflow(struct client *c, size_t limit)
 	char line[160];
 	int n;
 
-	rbd_log(LOG_WARNING, "client pid %d uid %u: %zu bytes unread, closing",
-		(int)c->id.pid, (unsigned)c->id.uid, pending(c));
+	rbd_log_user(c->id.uid, LOG_WARNING, "client pid %d uid %u: %zu bytes unread, closing",
+		     (int)c->id.pid, (unsigned)c->id.uid, pending(c));
 	share_queued(c->share, -(long long)(c->outlen - keep));
 	c->outlen = keep;
 	c->closing = true;
@@ -316,6 +316,18 @@ int ctl_peer_info(struct client *c, const struct peer_info **out)
 	}
 	*out = &c->info;
 	return c->info_err;
+}
+
+int ctl_peer_visible(struct client *c, const char **out)
+{
+	int dirfd = peer_open(c->fd, &c->id), rc;
+
+	*out = NULL;
+	if (dirfd < 0)
+		return dirfd;
+	rc = peerenv_visible(dirfd, c->id.pid, c->id.start, c->share, out);
+	close(dirfd);
+	return rc;
 }
 
 int ctl_peer_pidfd(struct client *c)
@@ -596,6 +608,7 @@ static void sweep(void *arg)
 		}
 	}
 	share_gc();
+	rbd_log_flush();	/* the users' suppressed lines, summed up */
 	sweep_timer = sched_add_timer(250, sweep, NULL);
 }
 

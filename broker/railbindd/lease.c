@@ -123,8 +123,8 @@ static void proc_exited(struct proc *pr)
 		next = l->next;
 		if (l->proc != pr)
 			continue;
-		rbd_log(LOG_INFO, "pid %d exited: job %s rank %ld is free", (int)pr->pid, l->job,
-			l->rank);
+		rbd_log_user(l->share->uid, LOG_INFO, "pid %d exited: job %s rank %ld is free",
+			     (int)pr->pid, l->job, l->rank);
 		saved = saved || !l->conn;
 		lease_free(l);
 	}
@@ -369,11 +369,11 @@ int lease_take(struct client *c, bool until_close, const char *job, long rank,
 		return refuse(error, "internal", msg, msglen, rc, "out of memory");
 	}
 	if (*shared)
-		rbd_log(LOG_NOTICE, "pid %d uid %u holds job %s rank %ld on GPU %s, which another user's job holds too (nothing on this node assigns GPUs)",
-			(int)pid, (unsigned)uid, job, rank, gpu);
+		rbd_log_user(uid, LOG_NOTICE, "pid %d uid %u holds job %s rank %ld on GPU %s, which another user's job holds too (nothing on this node assigns GPUs)",
+			     (int)pid, (unsigned)uid, job, rank, gpu);
 	else
-		rbd_log(LOG_INFO, "pid %d uid %u holds job %s rank %ld", (int)pid, (unsigned)uid,
-			job, rank);
+		rbd_log_user(uid, LOG_INFO, "pid %d uid %u holds job %s rank %ld", (int)pid,
+			     (unsigned)uid, job, rank);
 	if (!until_close)
 		state_dirty();
 	return 0;

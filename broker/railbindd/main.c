@@ -233,6 +233,7 @@ out:
 		counters_fini();
 		lease_fini();
 		share_fini();
+		peerenv_fini();
 	}
 	if (stage >= 4)
 		serve_fini();

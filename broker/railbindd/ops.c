@@ -47,6 +47,33 @@ static void add_text(struct json_object *r, const char *key, const char *text)
 }
 
 /*
+ * A claim is checked against the process's own CUDA_VISIBLE_DEVICES (else
+ * ROCR_...): *@own, NULL when neither is set. Its environment is read for
+ * this only (peerenv.c); -1 with the error sent when it cannot be.
+ */
+static int own_visible(struct client *c, struct json_object *id, const char **own)
+{
+	int rc = ctl_peer_visible(c, own);
+
+	if (rc == -EAGAIN)
+		ctl_send_error(c, id, "overloaded",
+			       "uid %u has had its share of environment reads for now (a claim is checked against the process's own environment); ask again shortly",
+			       (unsigned)ctl_uid(c));
+	else if (rc == -E2BIG)
+		ctl_send_error(c, id, "permission",
+			       "the environment of pid %d is larger than the broker reads (1 MiB, 4 KiB of a value) and its CUDA_VISIBLE_DEVICES is not within it: a claim cannot be checked",
+			       (int)ctl_pid(c));
+	else if (rc == -ESRCH)
+		ctl_send_error(c, id, "permission",
+			       "the process that connected (pid %d) has exited: a plan is for the process that asks",
+			       (int)ctl_pid(c));
+	else if (rc < 0)
+		ctl_send_error(c, id, "permission", "cannot read the environment of pid %d",
+			       (int)ctl_pid(c));
+	return rc < 0 ? -1 : 0;
+}
+
+/*
  * The limits of this client: its CPUs and GPUs as /proc and its devices
  * cgroup say, narrowed (never widened) by what it claims. *auth is set
  * when the devices cgroup decided its GPUs.
@@ -55,7 +82,7 @@ static int limits(struct client *c, const struct request *rq, char **allowed,
 		  char **visible, bool *auth)
 {
 	const struct peer_info *pi;
-	const char *claim = rq->visible, *error = NULL;
+	const char *claim = rq->visible, *error = NULL, *own = NULL;
 	struct json_object *id = rq->id;
 	unsigned char *mask = NULL;
 	char msg[512];
@@ -75,18 +102,15 @@ static int limits(struct client *c, const struct request *rq, char **allowed,
 			       (int)ctl_pid(c));
 		return -EPERM;
 	}
-	if (pi->visible_err < 0 && claim) {
-		ctl_send_error(c, id, "permission", "cannot read the environment of pid %d",
-			       (int)ctl_pid(c));
+	if (claim && own_visible(c, id, &own) < 0)
 		return -EPERM;
-	}
 	n = serve_gpu_count();
 	if (pi->devices && n && (mask = calloc(n, 1)) && gpuown_allowed(pi->devices, mask, n))
 		*auth = true;
 	/* The same words are the same GPUs; other spellings are compared by
 	 * identity. The environment is the process's own: checked, never echoed. */
-	if (claim && pi->visible && !peer_claim_within(claim, pi->visible) &&
-	    (rc = serve_visible_within(claim, pi->visible, *auth ? mask : NULL, msg,
+	if (claim && own && !peer_claim_within(claim, own) &&
+	    (rc = serve_visible_within(claim, own, *auth ? mask : NULL, msg,
 				       sizeof(msg))) != 1) {
 		if (rc < 0)
 			ctl_send_error(c, id, "permission", "GPUs \"%s\": %s", claim, msg);
@@ -97,8 +121,9 @@ static int limits(struct client *c, const struct request *rq, char **allowed,
 		free(mask);
 		return -EPERM;
 	}
-	rc = serve_visible(claim ? claim : pi->visible, !claim, *auth ? mask : NULL, visible,
-			   &error, msg, sizeof(msg));
+	/* Without a claim, the environment is not read: the GPUs are those the
+	 * process may open (the library always sends its own list as a claim). */
+	rc = serve_visible(claim, false, *auth ? mask : NULL, visible, &error, msg, sizeof(msg));
 	free(mask);
 	if (rc < 0) {
 		ctl_send_error(c, id, error, "%s", msg);

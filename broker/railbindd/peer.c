@@ -30,8 +30,6 @@
 #define SO_PEERPIDFD 77		/* Linux 6.5; Debian 12's headers predate it */
 #endif
 
-/* A process environment is bounded by the kernel's ARG_MAX-like limits. */
-#define PEER_MAX_ENVIRON (64u << 20)
 /* /proc/<pid>/status, stat, cgroup; a cgroup's cpuset or devices.list. */
 #define PEER_MAX_SMALL (1u << 20)
 
@@ -50,12 +48,7 @@ static bool pidfd_alive(int pfd)
 	return pidfd_send_signal(pfd, 0, NULL, 0) == 0 || errno == EPERM;
 }
 
-/*
- * A whole file under @dirfd (@len may be NULL), at most @max bytes. Whole,
- * not a first buffer's worth: a variable past the first 64 KiB of
- * /proc/<pid>/environ must count too, or a claim would be checked against
- * none (and widen).
- */
+/* A whole file under @dirfd (@len may be NULL), at most @max bytes. */
 static char *read_all_at(int dirfd, const char *path, size_t max, size_t *len)
 {
 	size_t cap = 4096, n = 0;
@@ -370,10 +363,10 @@ static struct gpuown_rules *device_rules(const char *cg)
 	return r;
 }
 
+/* The environment is not read here: only for a claim (peerenv.c). */
 int peer_read_info(int dirfd, bool want_cpus, struct peer_info *pi)
 {
-	char *env, *cg;
-	size_t len;
+	char *cg;
 
 	memset(pi, 0, sizeof(*pi));
 	cg = read_all_at(dirfd, "cgroup", PEER_MAX_SMALL, NULL);
@@ -381,19 +374,12 @@ int peer_read_info(int dirfd, bool want_cpus, struct peer_info *pi)
 		pi->cpus = allowed_cpus(dirfd, cg);
 	pi->devices = cg ? device_rules(cg) : NULL;
 	free(cg);
-	env = read_all_at(dirfd, "environ", PEER_MAX_ENVIRON, &len);
-	if (!env)
-		pi->visible_err = errno ? -errno : -EIO;
-	else
-		pi->visible_err = peer_environ_visible(env, len, &pi->visible);
-	free(env);
 	return 0;
 }
 
 void peer_info_clear(struct peer_info *pi)
 {
 	free(pi->cpus);
-	free(pi->visible);
 	gpuown_rules_free(pi->devices);
 	memset(pi, 0, sizeof(*pi));
 }

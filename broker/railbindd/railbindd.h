@@ -87,12 +87,14 @@ pid_t ctl_pid(const struct client *c);
 unsigned long long ctl_start(const struct client *c);
 size_t ctl_count(void);
 /*
- * The peer's allowed CPUs, own CUDA_VISIBLE_DEVICES and device rules, read
+ * The peer's allowed CPUs and device rules, read
  * from its /proc at its first request and kept for the connection (a
  * process that changes its affinity asks again on a new connection; the
  * library always does). -ESRCH: the process that connected is gone.
  */
 int ctl_peer_info(struct client *c, const struct peer_info **out);
+/* The peer's own GPU variable (peerenv_visible()), charged to its user. */
+int ctl_peer_visible(struct client *c, const char **out);
 /* A pidfd of the process that connected, checked alive; -ESRCH if gone. */
 int ctl_peer_pidfd(struct client *c);
 /* Whether this client may have one more plan computed (a cache miss). */
@@ -201,8 +203,6 @@ struct peer_id {
 };
 struct peer_info {
 	char *cpus;		/* allowed CPUs (affinity within cpuset), or NULL */
-	char *visible;		/* its own CUDA_VISIBLE_DEVICES (else ROCR_...) */
-	int visible_err;	/* reading its environment failed */
 	struct gpuown_rules *devices;	/* its devices cgroup, NULL: none */
 };
 /* At accept: SO_PEERCRED, and the process pinned (see peer.c). */
@@ -222,6 +222,19 @@ void peer_info_clear(struct peer_info *pi);
 bool peer_claim_within(const char *claim, const char *own);
 /* The same from an environ block (NUL-separated, @len bytes): CUDA first. */
 int peer_environ_visible(const char *env, size_t len, char **out);
+/* @name's value ("NAME=") in such a block: 1 and *@out, 0 (none), -ENOMEM. */
+int peer_environ_get(const char *env, size_t len, const char *name, char **out);
+/*
+ * peerenv.c: the own CUDA_VISIBLE_DEVICES (else ROCR_VISIBLE_DEVICES) of
+ * the process (@pid, @start) under @dirfd, read for a claim only, bounded,
+ * kept per process, charged to @s. 0 and *@out (NULL: neither is set; valid
+ * until the next call), -E2BIG (not within what the broker reads), -EAGAIN
+ * (@s is over its budget), or -errno.
+ */
+struct share;
+int peerenv_visible(int dirfd, pid_t pid, unsigned long long start, struct share *s,
+		    const char **out);
+void peerenv_fini(void);
 /* Start time of @pid in clock ticks since boot (stat field 22), 0 if gone. */
 unsigned long long peer_start_time(pid_t pid);
 
@@ -237,6 +250,7 @@ struct share {
 	struct share_bucket misses;	/* plan-cache misses */
 	struct share_bucket requests;	/* requests read */
 	struct share_bucket verifies;	/* verify ops (a /proc scan each) */
+	struct share_bucket environ;	/* bytes of environment read (peerenv.c) */
 	struct share *next;
 };
 struct share *share_get(uid_t uid);	/* NULL: out of memory */

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # railbindd, the broker, and its integration tests (tests/broker).
 # Needs TOP, BUILD, CC, CFLAGS, LDFLAGS, DEP_LIBS and the library's rules.
-RAILBINDD_SRCS := main.c log.c conf.c sched.c ctl.c ops.c request.c serve.c peer.c claim.c lease.c state.c \
-	udevmon.c
-RAILBINDD_SRCS += ncclout.c share.c gpuown.c
+RAILBINDD_SRCS := main.c log.c conf.c sched.c ctl.c ops.c request.c unicode.c serve.c peer.c claim.c \
+	lease.c state.c udevmon.c
+RAILBINDD_SRCS += ncclout.c share.c gpuown.c peerenv.c
 # The link and port counters (tests/health), the verify op (tests/verify).
 RAILBINDD_SRCS += counters.c verifyop.c
 RAILBINDD_OBJS = $(addprefix $(BUILD)/obj/broker/railbindd/,$(RAILBINDD_SRCS:.c=.o))
@@ -38,7 +38,8 @@ ASAN_CHECKS += check-broker
 # The broker's pure parsers (request.c, claim.c), its reading of device
 # rules (gpuown.c), and the library's local rank parser, with one test per
 # fuzz finding.
-BROKER_UNIT_OBJS := $(addprefix $(BUILD)/obj/broker/railbindd/,request.o claim.o gpuown.o conf.o)
+BROKER_UNIT_OBJS := $(addprefix $(BUILD)/obj/broker/railbindd/,request.o unicode.o claim.o gpuown.o \
+	conf.o)
 $(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c $(BROKER_UNIT_OBJS) \
 		$(LIBAFF_A)
 	@mkdir -p $(@D)
@@ -46,9 +47,19 @@ $(BUILD)/tests/broker_request: $(TOP)/tests/broker/test_request.c $(BROKER_UNIT_
 		-I$(TOP)/broker/railbindd -DBUILD='"$(BUILD)"' -o $@ $< $(BROKER_UNIT_OBJS) $(LDFLAGS) $(LIBAFF_A) \
 		$(TEST_LIBS) $(CMOCKA_LIBS)
 
+# The broker's table of invisible code points against the Unicode data
+# (tests/broker/test_unicode.py: Python's unicodedata, perl's tables).
+$(BUILD)/tests/broker_unicode_dump: $(TOP)/tests/broker/unicode_dump.c \
+		$(addprefix $(BUILD)/obj/broker/railbindd/,request.o unicode.o)
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(AFF_PRIVATE_CFLAGS) -I$(TOP)/broker/railbindd -o $@ $< \
+		$(addprefix $(BUILD)/obj/broker/railbindd/,request.o unicode.o) $(LDFLAGS) $(TEST_LIBS)
+
 .PHONY: check-broker-unit
-check-broker-unit: $(BUILD)/tests/broker_request $(BUILD)/fixtures/dgx-h100.xml
-	$(call quiet,TEST,$@)$(BUILD)/tests/broker_request
+check-broker-unit: $(BUILD)/tests/broker_request $(BUILD)/tests/broker_unicode_dump \
+		$(BUILD)/fixtures/dgx-h100.xml
+	$(call quiet,TEST,$@)$(BUILD)/tests/broker_request && \
+		python3 $(TOP)/tests/broker/test_unicode.py $(BUILD)/tests/broker_unicode_dump
 CHECKS += check-broker-unit
 
 # A full and a read-only state directory, wall-clock jumps (tests/broker/faults.sh).

@@ -68,19 +68,6 @@ static bool utf8_valid(const unsigned char *s, size_t n)
 	return true;
 }
 
-/*
- * Printable: no C0 or C1 control, no DEL, and none of the invisible
- * characters that reorder or break a line when a log or a terminal shows
- * it (U+2028/2029, the bidi embeddings, overrides and isolates), so a job
- * name can neither forge a log line nor disguise itself in `status`.
- */
-static bool printable(unsigned long cp)
-{
-	return cp >= 0x20 && !(cp >= 0x7f && cp <= 0x9f) && cp != 0x2028 && cp != 0x2029 &&
-	       !(cp >= 0x200e && cp <= 0x200f) && !(cp >= 0x202a && cp <= 0x202e) &&
-	       !(cp >= 0x2066 && cp <= 0x2069) && cp != 0xfeff;
-}
-
 bool request_text_ok(const char *str, size_t n, size_t max)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -94,11 +81,108 @@ bool request_text_ok(const char *str, size_t n, size_t max)
 		cp = len == 1 ? s[i] : s[i] & (0x7f >> len);
 		for (k = 1; k < len; k++)
 			cp = cp << 6 | (s[i + k] & 0x3f);
-		if (!printable(cp))
+		if (unicode_invisible(cp))
 			return false;
 		i += len;
 	}
 	return true;
+}
+
+/* Four hex digits at @s (@n bytes left): their value, or -1. */
+static long hex4(const char *s, size_t n)
+{
+	long v = 0;
+	size_t i;
+
+	if (n < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if (!isxdigit((unsigned char)s[i]))
+			return -1;
+		v = v << 4 | (isdigit((unsigned char)s[i]) ? s[i] - '0' :
+			      (tolower((unsigned char)s[i]) - 'a' + 10));
+	}
+	return v;
+}
+
+/*
+ * RFC 8259 where json-c 0.16's strict mode (JSON_TOKENER_STRICT) is not:
+ * it still takes a single-quoted key ({'v':1}; single-quoted values it
+ * refuses), NaN, Infinity and -Infinity, a number ending in its point
+ * ("1.", "1.e5"), a raw control character inside a string, an escaped
+ * surrogate that is not half of a pair (each one decoded to U+FFFD, so
+ * "a\ud800b" and "a\udfffb" were one job), and a key named twice (json-c
+ * keeps the last, other readers the first). NULL, or what is wrong;
+ * *@keys: the keys of the top-level object, for the duplicate check once
+ * json-c has parsed it. What json-c's strict mode refuses itself (comments,
+ * trailing commas, single-quoted values, bare words) is left to it.
+ */
+static const char *strict_scan(const char *s, size_t n, size_t *keys)
+{
+	bool in_str = false, after_str = false;
+	size_t i, depth = 0;
+	long u, low;
+
+	*keys = 0;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (in_str) {
+			if (c < 0x20)
+				return "a raw control character inside a string (JSON escapes it)";
+			if (c == '"') {
+				in_str = false;
+				after_str = true;
+			}
+			if (c != '\\' || ++i >= n || s[i] != 'u')
+				continue;
+			u = hex4(s + i + 1, n - i - 1);
+			if (u < 0)
+				continue;	/* json-c refuses a bad escape */
+			i += 4;
+			if (u >= 0xdc00 && u <= 0xdfff)
+				return "a lone surrogate escape (a low half without its high half)";
+			if (u < 0xd800 || u > 0xdbff)
+				continue;
+			low = n - i > 2 && s[i + 1] == '\\' && s[i + 2] == 'u' ?
+			      hex4(s + i + 3, n - i - 3) : -1;
+			if (low < 0xdc00 || low > 0xdfff)
+				return "a lone surrogate escape (a high half without its low half)";
+			i += 6;
+			continue;
+		}
+		if (c == ':' && after_str && depth == 1)
+			(*keys)++;
+		if (c != ' ' && c != '\t' && c != '\r')
+			after_str = false;
+		switch (c) {
+		case '"':
+			in_str = true;
+			break;
+		case '{':
+		case '[':
+			depth++;
+			break;
+		case '}':
+		case ']':
+			depth -= depth > 0;
+			break;
+		case '\'':
+			return "a single quote outside a string (JSON quotes with \")";
+		case '/':
+			return "a comment (JSON has none)";
+		case 'N':
+		case 'I':
+			return "NaN or Infinity (not JSON numbers)";
+		case '.':
+			if (i + 1 >= n || !isdigit((unsigned char)s[i + 1]))
+				return "a number ending in its decimal point";
+			break;
+		default:
+			break;
+		}
+	}
+	return NULL;
 }
 
 /* GPU indices, PCI addresses, GPU-/MIG- UUIDs, MIG-GPU-UUID/GI/CI: nothing else names a GPU. */
@@ -182,7 +266,7 @@ static int plan_fields(struct request *rq, const char **error, char *msg, size_t
 	return 0;
 bad_job:
 	return fail(error, msg, msglen, "invalid",
-		    "\"job\" is 1 to 128 bytes of printable UTF-8 (no control characters), \"lease\" one of pid, conn, none");
+		    "\"job\" is 1 to 128 bytes of printable UTF-8 (no control, format or invisible character), \"lease\" one of pid, conn, none");
 }
 
 /* verify's "pids": 1 to RQ_MAX_PIDS process ids, integers 1..INT_MAX. */
@@ -214,8 +298,8 @@ int request_parse(const char *line, size_t len, struct request *rq, const char *
 	struct json_tokener *tok;
 	struct json_object *v;
 	enum json_tokener_error jerr;
-	const char *op;
-	size_t end;
+	const char *op, *lax;
+	size_t end, keys;
 	int i;
 
 	memset(rq, 0, sizeof(*rq));
@@ -227,10 +311,17 @@ int request_parse(const char *line, size_t len, struct request *rq, const char *
 		return fail(error, msg, msglen, "malformed", "a request holds no NUL byte");
 	if (!utf8_valid((const unsigned char *)line, len))
 		return fail(error, msg, msglen, "malformed", "a request is UTF-8 text");
+	lax = strict_scan(line, len, &keys);
+	if (lax) {
+		snprintf(msg, msglen, "a request is one strict JSON object per line (RFC 8259): %s",
+			 lax);
+		*error = "malformed";
+		return -1;
+	}
 	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
 	if (!tok)
 		return fail(error, msg, msglen, "internal", "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	rq->doc = json_tokener_parse_ex(tok, line, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
@@ -254,6 +345,10 @@ int request_parse(const char *line, size_t len, struct request *rq, const char *
 	if (!json_object_is_type(rq->doc, json_type_object)) {
 		request_fini(rq);
 		return fail(error, msg, msglen, "malformed", "a request is one JSON object per line");
+	}
+	if ((size_t)json_object_object_length(rq->doc) != keys) {
+		request_fini(rq);
+		return fail(error, msg, msglen, "malformed", "a request names each key once");
 	}
 	json_object_object_get_ex(rq->doc, "id", &rq->id);
 	if (!json_object_object_get_ex(rq->doc, "v", &v) || !json_object_is_type(v, json_type_int) ||

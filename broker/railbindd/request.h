@@ -49,10 +49,17 @@ void request_fini(struct request *rq);
 const char *request_op_name(enum rq_op op);
 /*
  * Whether @n bytes at @s are 1..@max bytes of strict UTF-8 with nothing a
- * log or terminal would act on (controls, line separators, bidi marks):
- * the rule for every client string the broker logs or stores.
+ * log or terminal would act on or hide (unicode_invisible()): the rule for
+ * every client string the broker logs or stores.
  */
 bool request_text_ok(const char *s, size_t n, size_t max);
+/*
+ * unicode.c: whether code point @cp is one a job name may not hold (Cc, Cf,
+ * Zl, Zp, Default_Ignorable_Code_Point, noncharacters) in Unicode
+ * RQ_UNICODE_VERSION, the version its table was written from.
+ */
+#define RQ_UNICODE_VERSION "14.0.0"
+bool unicode_invisible(unsigned long cp);
 /* Whether @s (@n bytes) is a GPU list: [A-Za-z0-9,:._/-], at most RQ_MAX_VISIBLE. */
 bool request_gpu_list_ok(const char *s, size_t n);
 

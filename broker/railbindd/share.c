@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Fair share: what each uid holds of the broker (connections, watchers,
- * leases, reply bytes waiting to be read, requests and plan-cache misses a
- * second) and what the
+ * leases, reply bytes waiting to be read, requests, plan-cache misses and
+ * bytes of environment read a second) and what the
  * whole broker holds, so that a limit reached by one user is answered to
  * that user only. Every local user may connect to the 0666 socket; without
  * these counts one of them could fill every slot, descriptor or byte the
@@ -58,7 +58,7 @@ static bool forgettable(const struct share *s, long long now)
 {
 	return !s->conns && !s->watchers && !s->leases && !s->queued &&
 	       now - s->requests.at >= SHARE_FORGET_MS && now - s->misses.at >= SHARE_FORGET_MS &&
-	       now - s->verifies.at >= SHARE_FORGET_MS;
+	       now - s->verifies.at >= SHARE_FORGET_MS && now - s->environ.at >= SHARE_FORGET_MS;
 }
 
 void share_release(struct share *s)

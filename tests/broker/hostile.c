@@ -14,6 +14,19 @@
  *   bust SOCK SECONDS      plan requests, each with a GPU claim never sent
  *                          before ("1,0", "0,0,1", ...), as fast as the
  *                          broker answers, for SECONDS; prints counts, exits
+ *   churn SOCK SECONDS     lease churn: a new process after another takes a
+ *                          pid lease (a new job each) and exits, for
+ *                          SECONDS; prints counts, exits
+ *   bigenv SOCK UID SECONDS CONC MIB  (root) a process of UID whose
+ *                          environment is MIB MiB, CUDA_VISIBLE_DEVICES last:
+ *                          pointed at an anonymous mapping by root
+ *                          (prctl PR_SET_MM_ENV_START/END need
+ *                          CAP_SYS_RESOURCE), then the uid dropped to; where
+ *                          prctl is refused, re-exec'd as UID with up to
+ *                          6 MiB of environment under an unlimited stack
+ *                          (the kernel's most). Forks children that inherit
+ *                          it, CONC at a time, each a plan with a GPU claim,
+ *                          for SECONDS; prints counts, exits
  *   overflow SOCK N        a watcher that does not read, and N topo
  *                          requests left unread on a second connection;
  *                          then reads the watcher, prints its lines, exits
@@ -38,6 +51,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -192,6 +206,31 @@ static void count_reply(const char *buf, int *ok, int *over, int *busy, int *oth
 		(*other)++;
 }
 
+/* A reply line as one letter, for a child to pass on through a pipe. */
+static char reply_letter(const char *buf)
+{
+	return strstr(buf, "\"ok\":true") ? 'o' : strstr(buf, "\"overloaded\"") ? 'v' :
+	       strstr(buf, "\"busy\"") ? 'b' : strstr(buf, "\"permission\"") ? 'p' : 'x';
+}
+
+struct tally {
+	int ok, over, busy, perm, other;
+};
+
+static void tally(struct tally *t, char c)
+{
+	if (c == 'o')
+		t->ok++;
+	else if (c == 'v')
+		t->over++;
+	else if (c == 'b')
+		t->busy++;
+	else if (c == 'p')
+		t->perm++;
+	else
+		t->other++;
+}
+
 static int leases(char **argv)
 {
 	int n = atoi(argv[3]), first = atoi(argv[4]), last = atoi(argv[5]), i;
@@ -220,8 +259,8 @@ static int leases(char **argv)
 
 static int procs(char **argv)
 {
-	int n = atoi(argv[3]), first = atoi(argv[4]), last = atoi(argv[5]), i;
-	int ok = 0, over = 0, busy = 0, other = 0, p[2];
+	int n = atoi(argv[3]), first = atoi(argv[4]), last = atoi(argv[5]), i, p[2];
+	struct tally t = { 0 };
 	pid_t *kids = calloc((size_t)n, sizeof(pid_t));
 	char c;
 
@@ -243,9 +282,7 @@ static int procs(char **argv)
 				 first + i % (last - first + 1), (int)getppid(), i);
 			c = 'x';
 			if (fd >= 0 && send_line(fd, req) == 0 && read_line(fd, buf, sizeof(buf)) > 0)
-				c = strstr(buf, "\"ok\":true") ? 'o' :
-				    strstr(buf, "\"overloaded\"") ? 'v' :
-				    strstr(buf, "\"busy\"") ? 'b' : 'x';
+				c = reply_letter(buf);
 			if (write(p[1], &c, 1) != 1)
 				_exit(1);
 			close(fd);	/* the lease is the pid's, not the connection's */
@@ -254,17 +291,10 @@ static int procs(char **argv)
 		}
 	}
 	close(p[1]);
-	for (i = 0; i < n && read(p[0], &c, 1) == 1; i++) {
-		if (c == 'o')
-			ok++;
-		else if (c == 'v')
-			over++;
-		else if (c == 'b')
-			busy++;
-		else
-			other++;
-	}
-	printf("ok %d overloaded %d busy %d other %d ready\n", ok, over, busy, other);
+	for (i = 0; i < n && read(p[0], &c, 1) == 1; i++)
+		tally(&t, c);
+	printf("ok %d overloaded %d busy %d other %d ready\n", t.ok, t.over, t.busy,
+	       t.other + t.perm);
 	fflush(stdout);
 	hold();
 	for (i = 0; i < n; i++)
@@ -399,6 +429,166 @@ static int bust(int argc, char **argv)
 	printf("requests %lu ok %d overloaded %d other %d rate %.0f/s\n", sent, ok, over,
 	       other + busy, (double)sent / secs);
 	return 0;
+}
+
+/* Each lease is taken by a child that exits at once: a start and an end line. */
+static int churn(int argc, char **argv)
+{
+	double secs = argc > 3 ? atof(argv[3]) : 5, end;
+	struct tally t = { 0 };
+	int k = 0;
+
+	printf("churning ready\n");
+	fflush(stdout);
+	signal(SIGTERM, on_term);
+	end = now() + secs;
+	while (now() < end && !done) {
+		int p[2], status = 0;
+		char c = 'x';
+		pid_t kid;
+
+		if (pipe(p) < 0)
+			break;
+		kid = fork();
+		if (kid == 0) {
+			char req[256], buf[65536];
+			int fd = open_conn(true);
+
+			snprintf(req, sizeof(req),
+				 "{\"v\":1,\"op\":\"plan\",\"rank\":%d,\"job\":\"churn-%d\",\"lease\":\"pid\"}\n",
+				 k % 8, k);
+			if (fd >= 0 && send_line(fd, req) == 0 && read_line(fd, buf, sizeof(buf)) > 0)
+				c = reply_letter(buf);
+			if (write(p[1], &c, 1) != 1)
+				_exit(1);
+			_exit(0);
+		}
+		close(p[1]);
+		if (kid < 0 || read(p[0], &c, 1) != 1)
+			c = 'x';
+		close(p[0]);
+		if (kid > 0)
+			waitpid(kid, &status, 0);
+		tally(&t, c);
+		k++;
+	}
+	printf("leases %d ok %d overloaded %d other %d\n", k, t.ok, t.over,
+	       t.other + t.busy + t.perm);
+	return 0;
+}
+
+/* Environment entries of about 4 KiB filling [@p, @p + @len), CUDA_VISIBLE_DEVICES last. */
+static void fill_environ(char *p, size_t len)
+{
+	static const char tail[] = "CUDA_VISIBLE_DEVICES=0";
+	size_t off = 0, k = 0;
+
+	while (off + 4096 + sizeof(tail) < len) {
+		int n = snprintf(p + off, 32, "PAD%zu=", k++);
+
+		memset(p + off + n, 'x', 4095 - (size_t)n);
+		p[off + 4095] = '\0';
+		off += 4096;
+	}
+	memcpy(p + off, tail, sizeof(tail));
+}
+
+/* The attack itself, as the attacker: CONC children at a time, one claim each. */
+static int bigenv_run(const char *how, size_t bytes, double secs, int conc)
+{
+	static const char req[] =
+		"{\"v\":1,\"op\":\"plan\",\"rank\":0,\"lease\":\"none\",\"visible\":\"0\"}\n";
+	int running = 0, sent = 0, p[2];
+	struct tally t = { 0 };
+	double end;
+	char c;
+
+	if (pipe(p) < 0)
+		return 1;
+	printf("env %zu KiB via %s ready\n", bytes >> 10, how);
+	fflush(stdout);
+	signal(SIGTERM, on_term);
+	end = now() + secs;
+	while (!done && (now() < end || running)) {
+		while (!done && running < conc && now() < end) {
+			pid_t kid = fork();
+
+			if (kid == 0) {
+				char buf[65536];
+				int fd = open_conn(true);
+
+				close(p[0]);
+				c = 'x';
+				if (fd >= 0 && send_line(fd, req) == 0 &&
+				    read_line(fd, buf, sizeof(buf)) > 0)
+					c = reply_letter(buf);
+				if (write(p[1], &c, 1) != 1)
+					_exit(1);
+				_exit(0);
+			}
+			if (kid < 0)
+				break;
+			running++;
+			sent++;
+		}
+		if (read(p[0], &c, 1) != 1)
+			break;
+		running--;
+		tally(&t, c);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	while (wait(NULL) > 0)
+		;
+	printf("requests %d ok %d overloaded %d permission %d other %d\n", sent, t.ok, t.over,
+	       t.perm, t.other + t.busy);
+	return 0;
+}
+
+static int become(uid_t uid);
+
+static int bigenv(char **argv)
+{
+	uid_t uid = (uid_t)atol(argv[3]);
+	size_t bytes = (size_t)atol(argv[6]) << 20, len;
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	char *env, **envp;
+	size_t i, n;
+
+	env = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (env == MAP_FAILED)
+		return 1;
+	fill_environ(env, bytes);
+	if (prctl(PR_SET_MM, PR_SET_MM_ENV_START, (unsigned long)env, 0, 0) == 0 &&
+	    prctl(PR_SET_MM, PR_SET_MM_ENV_END, (unsigned long)env + bytes, 0, 0) == 0) {
+		if (become(uid) < 0)
+			return 3;
+		return bigenv_run("prctl", bytes, atof(argv[4]), atoi(argv[5]));
+	}
+	fprintf(stderr, "bigenv: prctl(PR_SET_MM): %s; exec with a large environment instead\n",
+		strerror(errno));
+	/* The kernel takes at most 6 MiB (3/4 of _STK_LIM) of arguments and
+	 * environment, in strings of at most 128 KiB. */
+	len = bytes < (6u << 20) - (64u << 10) ? bytes : (6u << 20) - (64u << 10);
+	n = len / (120u << 10) + 2;
+	envp = calloc(n + 1, sizeof(char *));
+	if (!envp)
+		return 1;
+	for (i = 0; i + 1 < n; i++) {
+		envp[i] = malloc(120u << 10);
+		if (!envp[i])
+			return 1;
+		snprintf(envp[i], 16, "PAD%zu=", i);
+		memset(envp[i] + strlen(envp[i]), 'x', (120u << 10) - 1 - strlen(envp[i]));
+		envp[i][(120u << 10) - 1] = '\0';
+	}
+	envp[n - 1] = "CUDA_VISIBLE_DEVICES=0";
+	if (setrlimit(RLIMIT_STACK, &unlimited) < 0 || become(uid) < 0)
+		return 3;
+	execve("/proc/self/exe", (char *[]){ argv[0], "bigenv-exec", argv[2], argv[4], argv[5],
+					    NULL }, envp);
+	perror("bigenv: execve");
+	return 1;
 }
 
 /*
@@ -542,7 +732,7 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: broker_hostile conns|leases|procs|flood|bust|overflow|pidreuse SOCKET ...\n");
+		fprintf(stderr, "usage: broker_hostile conns|leases|procs|flood|bust|churn|bigenv|overflow|pidreuse SOCKET ...\n");
 		return 2;
 	}
 	sock_path = argv[2];
@@ -563,6 +753,18 @@ int main(int argc, char **argv)
 		return flood(argv);
 	if (!strcmp(argv[1], "bust"))
 		return bust(argc, argv);
+	if (!strcmp(argv[1], "bigenv") && argc > 6)
+		return bigenv(argv);
+	if (!strcmp(argv[1], "bigenv-exec") && argc > 4) {
+		extern char **environ;
+		size_t bytes = 0, i;
+
+		for (i = 0; environ[i]; i++)
+			bytes += strlen(environ[i]) + 1;
+		return bigenv_run("exec", bytes, atof(argv[3]), atoi(argv[4]));
+	}
+	if (!strcmp(argv[1], "churn"))
+		return churn(argc, argv);
 	if (!strcmp(argv[1], "overflow") && argc > 3)
 		return overflow(argv);
 	if (!strcmp(argv[1], "pidreuse") && argc > 5)

@@ -729,6 +729,83 @@ def test_claims(tmp):
     check(rc == 0, "the claims broker exits 0")
 
 
+def ask_with_env(sock, env, reqs, conns=1):
+    """@reqs on each of @conns connections of one process whose environment is
+    exactly @env (NAME=VALUE strings, in this order): the replies."""
+    code = ("import json,socket,sys\nout=[]\n"
+            "for k in range(int(sys.argv[3])):\n"
+            " s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);f=s.makefile()\n"
+            " for r in json.loads(sys.argv[2]):\n"
+            "  s.sendall(json.dumps(r).encode()+b'\\n');out.append(json.loads(f.readline()))\n"
+            " s.close()\n"
+            "print(json.dumps(out))")
+    envb = [e.encode() for e in env]
+    # Not root, whose reads the broker does not count.
+    who = (["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+           if os.geteuid() == 0 and shutil.which("setpriv") else [])
+    py = (shutil.which("python3", path="/usr/bin:/bin") if who else None) or sys.executable
+    r = subprocess.run([*who, "env", "-i", *envb, py, "-c", code, sock, json.dumps(reqs),
+                        str(conns)], capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else [{"error": r.stderr[-200:]}]
+
+
+def test_claim_environment(tmp):
+    """Issue 25: the process's environment is read for a claim only, at most
+    1 MiB of it, once per process: a CUDA_VISIBLE_DEVICES anywhere within the
+    bound is found; one past it, in an environment that goes on, cannot be
+    checked and the claim is refused (not taken unchecked); the answer is
+    kept per process, so forty connections of one process are one read, not
+    forty charged to its user."""
+    b = Broker(tmp, DGX)
+    try:
+        pad = ["PAD%d=%s" % (i, "x" * 4000) for i in range(300)]     # about 1.2 MiB
+
+        def plan(claim=None, rank=0):
+            r = {"v": 1, "op": "plan", "rank": rank, "lease": "none"}
+            if claim is not None:
+                r["visible"] = claim
+            return r
+
+        def gpu(r):
+            return r.get("rank", {}).get("gpu", {}).get("index", r.get("error"))
+        r = ask_with_env(b.sock, ["CUDA_VISIBLE_DEVICES=3"] + pad, [plan("3"), plan("4")])
+        check([gpu(x) for x in r] == [3, "permission"],
+              "CUDA_VISIBLE_DEVICES first in 1.2 MiB: a claim within it is taken, one outside refused: %r"
+              % [gpu(x) for x in r])
+        r = ask_with_env(b.sock, pad[:200] + ["CUDA_VISIBLE_DEVICES=5"] + pad[200:], [plan("5"), plan("6")])
+        check([gpu(x) for x in r] == [5, "permission"],
+              "CUDA_VISIBLE_DEVICES at 800 KiB of 1.2 MiB: found: %r" % [gpu(x) for x in r])
+        r = ask_with_env(b.sock, pad + ["CUDA_VISIBLE_DEVICES=2"], [plan("2"), plan("7")])
+        check(all(x.get("error") == "permission" and "larger than the broker reads" in x.get("message", "")
+                  for x in r),
+              "CUDA_VISIBLE_DEVICES past 1 MiB: no claim is taken unchecked: %r" % r[:1])
+        r = ask_with_env(b.sock, ["CUDA_VISIBLE_DEVICES=1"], [plan(None), plan(None, 1)])
+        check([gpu(x) for x in r] == [0, 1],
+              "no claim: the environment is not read, the plan is the node's: %r" % [gpu(x) for x in r])
+        # The thread-group leader gone (SYS_exit in the main thread), a second
+        # thread asks: its environment reads as nothing, and proves nothing.
+        code = ("import ctypes,json,os,socket,sys,threading,time\n"
+                "def ask():\n"
+                " time.sleep(0.3);s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1])\n"
+                " s.sendall(json.dumps({'v':1,'op':'plan','rank':0,'lease':'none','visible':'5'}).encode()+b'\\n')\n"
+                " print(s.makefile().readline(),end='',flush=True);os._exit(0)\n"
+                "threading.Thread(target=ask).start()\n"
+                "ctypes.CDLL(None).syscall(60,0)\n")
+        out = subprocess.run([sys.executable, "-c", code, b.sock], capture_output=True, text=True,
+                             env=clean_env(CUDA_VISIBLE_DEVICES="0"), timeout=30).stdout
+        check('"permission"' in out and "has exited" in out,
+              "a claim from a process whose leader has exited is refused: %r" % out[:160])
+        # 40 connections of one process, each a claim against 1.2 MiB: one read.
+        r = ask_with_env(b.sock, pad + ["CUDA_VISIBLE_DEVICES=2"], [plan("2")], conns=40)
+        errs = [x.get("error") for x in r]
+        check(len(errs) == 40 and set(errs) == {"permission"},
+              "forty connections of one process: its environment read once, never overloaded: %r"
+              % sorted(set(errs)))
+    finally:
+        rc = b.stop()
+    check(rc == 0, "the claim-environment broker exits 0")
+
+
 def test_valgrind(tmp):
     if not shutil.which("valgrind") or os.environ.get("RB_NO_VALGRIND"):
         print("SKIP: valgrind not found, or RB_NO_VALGRIND set (ASan build)")
@@ -779,7 +856,7 @@ def main():
              test_nobody]
     later = (test_watch_and_reload, test_nccl_topo_file, test_kill9, test_binds,
              test_broker_path_loads_no_hwloc, test_sd_notify_and_activation, test_claims,
-             test_valgrind)
+             test_claim_environment, test_valgrind)
     wrap = ()
     if os.environ.get("RB_VALGRIND"):
         # check-broker-valgrind: the main broker under memcheck; its exit code
