@@ -91,6 +91,16 @@ verify)
 	seed rank '4711 (python3) S 1 4711 4711 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 3 0 101530 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 1 0 0\n%%%%\n55d0a8a2b000 default heap anon=3 dirty=3 N0=3 kernelpagesize_kB=4\n7ffc0f4e1000 bind:0 stack anon=9 dirty=9 N0=8 N1=1 kernelpagesize_kB=4\n7f0000000000 prefer (many):0-1 anon=512 N1=512 kernelpagesize_kB=2048\n7f2a4c000000 default file=/usr/lib/x86_64-linux-gnu/libc.so.6 mapped=40 N0=40 kernelpagesize_kB=4\n%%%%\nLOCAL_RANK=3\0CUDA_VISIBLE_DEVICES=3\0NCCL_IB_HCA==mlx5_3:1\0SLURM_JOB_ID=81723\0%%%%\n{"schema":"railbind.leases/1","leases":[{"job":"j1","rank":2,"pid":4711,"uid":0,"gpu":"0000:14:00.0","cpus":"0","until":"exit","start":101530}]}%%%%\n{"schema":"railbind.counters/1","source":"broker","boot_id":"b","since":1,"updated":2,"links":[{"pci":"0000:04:00.0","speed":16.0,"width":16,"gpu_link":true,"present":true,"changes":2,"speed_idle":5,"aer":[1,0,0],"aer_base":[3,0,0]}],"ports":[{"name":"mlx5_0","port":1,"state":"ACTIVE","present":true,"changes":2,"downs":1}]}'
 	seed comm '1 (a) b) (c) Z 0%%%%\nx weighted interleave:0-3 N3=1\n%%%%\nLOCAL_RANK\0=\0LOCAL_RANK=1\0LOCAL_RANK=2%%%%\n{"leases":[{"pid":0},{"pid":2,"job":"x","rank":1}]}%%%%\n{"schema":"railbind.counters/1","links":[{"pci":"bad"},{"pci":"0000:04:00.0"},{"pci":"0000:04:00.0"}],"ports":[{"name":"","port":1},{"name":"a","port":256}]}'
 	;;
+nccllog)
+	cp "$TOP"/fuzz/seeds/nccllog/* "$dir/"
+	# Each NCCL version's forms and each nccl-tests table style, as the tests write them.
+	for v in 2.18 2.21 2.30; do
+		sh "$TOP/tests/nccllog/gen.sh" log $v node-0 | head -40 > "$dir/log-$v"
+	done
+	for s in new old iter nc; do
+		sh "$TOP/tests/nccllog/gen.sh" table all_reduce_perf 2 22 1 $s > "$dir/table-$s"
+	done
+	;;
 *)
 	echo "seed.sh: unknown target $target" >&2
 	exit 1

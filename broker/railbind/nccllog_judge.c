@@ -92,12 +92,14 @@ static void add(struct judge *j, int k, int sev, const char *subject, const char
 __attribute__((format(printf, 3, 4)))
 static void undecided(struct judge *j, int k, const char *fmt, ...)
 {
-	struct json_object *u = json_object_new_object();
+	struct json_object *u;
 	char msg[512];
 	va_list ap;
 
+	/* The first reason a check gave up is the one reported. */
 	if (j->gave_up[k])
 		return;
+	u = json_object_new_object();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

@@ -512,6 +512,12 @@ static int message(struct nl_line *l, const char *msg)
 	if (!strncmp(msg, "NET/", 4) && strstr(msg, " : Using"))
 		return using_line(l, msg);
 	if (!strncmp(msg, "NET/", 4) && strstr(msg, " : No device found")) {
+		int d;
+
+		for (d = 0; d < NL_MAX_DEVS; d++) {
+			free(p->dev[d]);
+			p->dev[d] = NULL;
+		}
 		p->ndev = 0;
 		return 0;
 	}
@@ -560,7 +566,8 @@ static int message(struct nl_line *l, const char *msg)
 	}
 	if (strstr(msg, "Detected mixed local Net device counts")) {
 		log->net_mismatch = true;
-		if (log->net_min < 0 && sscanf(strstr(msg, "(min"), "(min %d, max %d)", &a, &b) == 2) {
+		s = strstr(msg, "(min ");
+		if (log->net_min < 0 && s && sscanf(s, "(min %d, max %d)", &a, &b) == 2) {
 			log->net_min = a;
 			log->net_max = b;
 		}

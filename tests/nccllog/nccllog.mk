@@ -19,13 +19,14 @@ check-nccllog: $(RAILBIND) $(RBGEN_FIXTURES)
 	$(call quiet,TEST,$@)$(NCCLLOG_ENV) RAILBIND=$(RAILBIND) BUILD=$(BUILD) \
 		TMPDIR=$(BUILD)/nccllog-tmp sh $(NCCLLOG_DIR)/run.sh
 
-# The reader alone, compiled into the target as the broker's parsers are.
+# The reader and the judge, compiled into the target as the broker's parsers are.
 FUZZ_NCCLLOG_SRCS := $(addprefix $(TOP)/broker/railbind/,nccllog_map.c nccllog_parse.c \
-	nccllog_tests.c)
+	nccllog_tests.c nccllog_judge.c)
 FUZZ_ALL += nccllog
 $(FUZZ_BUILD)/fuzz_nccllog: $(TOP)/fuzz/fuzz_nccllog.c $(FUZZ_NCCLLOG_SRCS) \
-		$(TOP)/broker/railbind/nccllog.h $(TOP)/tests/nccllog/nccllog.mk
+		$(TOP)/broker/railbind/nccllog.h $(TOP)/broker/railbind/nccllog_judge.h \
+		$(TOP)/tests/nccllog/nccllog.mk
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(TOP)/broker/railbind -fsanitize=fuzzer \
-		$(FUZZ_SAN) -o $@ $< $(FUZZ_NCCLLOG_SRCS) $(JSON_LIBS)
+		$(FUZZ_SAN) -o $@ $< $(FUZZ_NCCLLOG_SRCS) $(JSON_LIBS) -lm
 fuzz-build fuzz check-fuzz: $(FUZZ_BUILD)/fuzz_nccllog
