@@ -180,7 +180,8 @@ case_ "table without its footer" 1 "$(bad_of nccl-log) | length == 1 and (.[0].s
 { sed -n 1,18p "$tmp/ok.txt"; echo "   268435456      67108864     float     sum      -1    100.0"; sed -n '19,$p' "$tmp/ok.txt"; } > "$tmp/short.txt"
 case_ "table row too short" 1 "$(bad_of nccl-log) | length == 1 and (.[0].subject | endswith(\"short.txt:19\")) and
 	(.[0].message | contains(\"expected 13 columns\") and contains(\"got 6\"))" -- --algo Ring -i "$OK" "$tmp/short.txt"
-case_ "empty input" 3 ".status == \"unknown\"" -- -i "$OK" /dev/null
+: > "$tmp/empty"
+case_ "empty input" 3 ".status == \"unknown\" and .input.lines == 0" -- -i "$OK" "$tmp/empty"
 printf 'some\x00binary\377\376 line\nnode-0:1:1 [0] NCCL INFO \n' > "$tmp/junk.log"
 case_ "unknown lines ignored" 0 "$no_finding and .input.lines == 2" -- -i "$OK" "$tmp/junk.log"
 awk 'BEGIN { s = "x"; while (length(s) < 20000) s = s s; print s; print "node-0:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB" }' > "$tmp/long.log"
