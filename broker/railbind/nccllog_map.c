@@ -40,28 +40,28 @@ int nl_map_get(const struct nl_map *m, const char *key)
 
 static int grow(struct nl_map *m)
 {
-	struct nl_map bigger = { 0 };
-	size_t i;
+	size_t cap = m->cap ? m->cap * 2 : 64, i;
+	char **key = calloc(cap, sizeof(*key));
+	int *val = calloc(cap, sizeof(*val));
+	struct nl_map to = { .key = key, .val = val, .cap = cap };
 
-	bigger.cap = m->cap ? m->cap * 2 : 64;
-	bigger.key = calloc(bigger.cap, sizeof(*bigger.key));
-	bigger.val = calloc(bigger.cap, sizeof(*bigger.val));
-	if (!bigger.key || !bigger.val) {
-		free(bigger.key);
-		free(bigger.val);
+	if (!key || !val) {
+		free(key);
+		free(val);
 		return -ENOMEM;
 	}
 	for (i = 0; i < m->cap; i++)
 		if (m->key[i]) {
-			size_t j = slot(&bigger, m->key[i]);
+			size_t j = slot(&to, m->key[i]);
 
-			bigger.key[j] = m->key[i];
-			bigger.val[j] = m->val[i];
+			key[j] = m->key[i];
+			val[j] = m->val[i];
 		}
-	bigger.n = m->n;
 	free(m->key);
 	free(m->val);
-	*m = bigger;
+	m->key = key;
+	m->val = val;
+	m->cap = cap;
 	return 0;
 }
 

@@ -583,9 +583,8 @@ static int message(struct nl_line *l, const char *msg)
 int nl_feed_line(struct nl_log *log, const char *file, long lineno, const char *line, size_t len)
 {
 	struct nl_line l = { .log = log, .lineno = lineno };
-	char buf[NL_LINE_MAX];
+	char buf[NL_LINE_MAX], *nul;
 	const char *s, *at, *msg;
-	size_t i;
 	int rc;
 
 	log->lines++;
@@ -594,8 +593,9 @@ int nl_feed_line(struct nl_log *log, const char *file, long lineno, const char *
 		return 0;
 	}
 	/* A NUL in a log (a crashed writer) ends nothing: read it as a blank. */
-	for (i = 0; i < len; i++)
-		buf[i] = line[i] ? line[i] : ' ';
+	memcpy(buf, line, len);
+	for (nul = memchr(buf, '\0', len); nul; nul = memchr(nul, '\0', len - (size_t)(nul - buf)))
+		*nul = ' ';
 	while (len && (buf[len - 1] == '\r' || buf[len - 1] == '\n'))
 		len--;
 	buf[len] = '\0';

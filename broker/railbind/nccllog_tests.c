@@ -42,7 +42,7 @@ static struct nl_test *new_test(struct nl_log *log, const char *file, long line)
 {
 	struct nl_test *more, *t;
 
-	if (log->ntest >= NL_MAX_NOTES * 16)
+	if (log->ntest >= (size_t)NL_MAX_NOTES * 16)
 		return NULL;
 	more = realloc(log->test, (log->ntest + 1) * sizeof(*more));
 	if (!more) {
@@ -95,7 +95,7 @@ static void row(struct nl_log *log, struct nl_test *t, const char *file, long li
 	double bw = 0;
 	int k;
 
-	if ((int)n <= log->col[C_BUSBW_OOP] || (log->col[C_BUSBW_IP] > 0 &&
+	if (!n || (int)n <= log->col[C_BUSBW_OOP] || (log->col[C_BUSBW_IP] > 0 &&
 						(int)n <= log->col[C_BUSBW_IP])) {
 		nl_note(log, file, lineno,
 			"expected %d columns as the table's header at line %ld says (size count type redop root time algbw busbw #wrong ...), got %zu",
