@@ -15,18 +15,8 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "fuzz.h"
 #include "nccllog_judge.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define FUZZ_CHECK(cond)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: invariant failed: %s\n",     \
-				__FILE__, __LINE__, #cond);                  \
-			abort();                                             \
-		}                                                            \
-	} while (0)
 
 /* The plan and topology documents of a node with two GPUs, each with its rail. */
 static const char plan_text[] =

@@ -183,77 +183,79 @@ static void *grow(void *arr, size_t n, size_t size)
 	return realloc(arr, n * 2 * size);
 }
 
+/*
+ * The index of @key in @map, else of a new zeroed item at the end of *@arr
+ * (*@n items of @size bytes), *@fresh then set. -E2BIG past NL_MAX_ITEMS.
+ */
+static int item_of(struct nl_map *map, const char *key, void **arr, size_t *n, size_t size,
+		   bool *fresh)
+{
+	int i = nl_map_get(map, key);
+	char *more;
+
+	*fresh = false;
+	if (i >= 0)
+		return i;
+	if (*n >= NL_MAX_ITEMS)
+		return -E2BIG;
+	more = grow(*arr, *n, size);
+	if (!more)
+		return -ENOMEM;
+	*arr = more;
+	memset(more + *n * size, 0, size);
+	if (nl_map_put(map, key, (int)*n) < 0)
+		return -ENOMEM;
+	*fresh = true;
+	return (int)(*n)++;
+}
+
 static int proc_of(struct nl_log *log, const char *host, long pid)
 {
+	void *arr = log->proc;
 	char key[320];
-	struct nl_proc *more;
+	bool fresh;
 	int i;
 
 	snprintf(key, sizeof(key), "%s:%ld", host, pid);
-	i = nl_map_get(&log->procs, key);
-	if (i >= 0)
+	i = item_of(&log->procs, key, &arr, &log->nproc, sizeof(*log->proc), &fresh);
+	log->proc = arr;
+	if (i < 0 || !fresh)
 		return i;
-	if (log->nproc >= NL_MAX_ITEMS)
-		return -E2BIG;
-	more = grow(log->proc, log->nproc, sizeof(*more));
-	if (!more)
-		return -ENOMEM;
-	log->proc = more;
-	memset(&more[log->nproc], 0, sizeof(*more));
-	more[log->nproc].host = strdup(host);
-	more[log->nproc].pid = pid;
-	more[log->nproc].ndev = -1;
-	if (!more[log->nproc].host || nl_map_put(&log->procs, key, (int)log->nproc) < 0) {
-		free(more[log->nproc].host);
-		return -ENOMEM;
-	}
-	return (int)log->nproc++;
+	log->proc[i].pid = pid;
+	log->proc[i].ndev = -1;
+	log->proc[i].host = strdup(host);
+	return log->proc[i].host ? i : -ENOMEM;
 }
 
 static int thread_of(struct nl_log *log, const char *key)
 {
-	struct nl_thread *more;
-	int i = nl_map_get(&log->threads, key);
+	void *arr = log->thread;
+	bool fresh;
+	int i = item_of(&log->threads, key, &arr, &log->nthread, sizeof(*log->thread), &fresh);
 
-	if (i >= 0)
-		return i;
-	if (log->nthread >= NL_MAX_ITEMS)
-		return -E2BIG;
-	more = grow(log->thread, log->nthread, sizeof(*more));
-	if (!more)
-		return -ENOMEM;
-	log->thread = more;
-	memset(&more[log->nthread], 0, sizeof(*more));
-	more[log->nthread].gpu = -1;
-	if (nl_map_put(&log->threads, key, (int)log->nthread) < 0)
-		return -ENOMEM;
-	return (int)log->nthread++;
+	log->thread = arr;
+	if (fresh)
+		log->thread[i].gpu = -1;
+	return i;
 }
 
 static int gpu_of(struct nl_log *log, int proc, uint64_t busid)
 {
-	struct nl_gpu *more;
+	void *arr = log->gpu;
 	char key[352];
+	bool fresh;
 	int i;
 
 	snprintf(key, sizeof(key), "%s:%ld:%" PRIx64, log->proc[proc].host, log->proc[proc].pid,
 		 busid);
-	i = nl_map_get(&log->gpus, key);
-	if (i >= 0)
-		return i;
-	if (log->ngpu >= NL_MAX_ITEMS)
-		return -E2BIG;
-	more = grow(log->gpu, log->ngpu, sizeof(*more));
-	if (!more)
-		return -ENOMEM;
-	log->gpu = more;
-	memset(&more[log->ngpu], 0, sizeof(*more));
-	more[log->ngpu].proc = proc;
-	more[log->ngpu].busid = busid;
-	more[log->ngpu].rank = more[log->ngpu].nranks = -1;
-	if (nl_map_put(&log->gpus, key, (int)log->ngpu) < 0)
-		return -ENOMEM;
-	return (int)log->ngpu++;
+	i = item_of(&log->gpus, key, &arr, &log->ngpu, sizeof(*log->gpu), &fresh);
+	log->gpu = arr;
+	if (fresh) {
+		log->gpu[i].proc = proc;
+		log->gpu[i].busid = busid;
+		log->gpu[i].rank = log->gpu[i].nranks = -1;
+	}
+	return i;
 }
 
 static void use_merge(struct nl_use *to, const struct nl_use *from)
@@ -289,12 +291,12 @@ static bool prefix(const char *start, const char *at, struct nl_line *l)
 	const char *end = at, *tok, *c1, *c2;
 	char *stop;
 
-	/* " [N]" */
-	if (end <= start || end[-1] != ']')
+	/* "H [N]": at least a host character, a blank, "[", a digit and "]". */
+	if (end - start < 5 || end[-1] != ']')
 		return false;
 	for (tok = end - 2; tok > start && (isdigit((unsigned char)*tok) || *tok == '-'); tok--)
 		;
-	if (*tok != '[' || tok == end - 2 || tok <= start || tok[-1] != ' ')
+	if (tok == end - 2 || *tok != '[' || tok - start < 2 || tok[-1] != ' ')
 		return false;
 	l->cuda_dev = atoi(tok + 1);
 	end = tok - 1;
