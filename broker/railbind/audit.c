@@ -49,29 +49,6 @@ static void print_matrix(FILE *f, struct json_object *topo)
 	}
 }
 
-static void print_group(FILE *f, struct json_object *checks, const char *sev,
-			const char *title, const char *color, bool tty)
-{
-	size_t i, n = json_object_array_length(checks);
-	bool head = false;
-
-	for (i = 0; i < n; i++) {
-		struct json_object *c = json_object_array_get_idx(checks, i);
-		const char *remedy = rb_jstr(c, "remedy");
-
-		if (strcmp(rb_js(c, "severity"), sev) || (!strcmp(rb_js(c, "subject"), "node") &&
-		    !strcmp(rb_js(c, "message"), "nothing found")))
-			continue;
-		if (!head) {
-			fprintf(f, "\n%s%s%s\n", tty ? color : "", title, tty ? "\033[0m" : "");
-			head = true;
-		}
-		fprintf(f, "  [%s] %s\n", rb_js(c, "id"), rb_js(c, "message"));
-		if (remedy)
-			fprintf(f, "      fix: %s\n", remedy);
-	}
-}
-
 static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *checks = rb_jget(doc, "checks"), *und = rb_jget(doc, "undecided");
@@ -83,9 +60,9 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 	(void)details;
 	fprintf(f, "railbind audit of %s (%s)\n\n", rb_js(doc, "host"), rb_js(doc, "source"));
 	print_matrix(f, rb_jget(doc, "topo"));
-	print_group(f, checks, "fail", "Failures:", "\033[1;31m", tty);
-	print_group(f, checks, "warn", "Warnings:", "\033[1;33m", tty);
-	print_group(f, checks, "ok", "Information:", "\033[1m", tty);
+	rb_print_findings(f, checks, "fail", "Failures:", "\033[1;31m", tty);
+	rb_print_findings(f, checks, "warn", "Warnings:", "\033[1;33m", tty);
+	rb_print_findings(f, checks, "ok", "Information:", "\033[1m", tty);
 	if (json_object_array_length(und)) {
 		fprintf(f, "\nNot decided:\n");
 		for (i = 0; i < json_object_array_length(und); i++) {

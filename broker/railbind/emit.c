@@ -40,6 +40,29 @@ void rb_prom_label(FILE *f, const char *s)
 	}
 }
 
+void rb_print_findings(FILE *f, struct json_object *checks, const char *sev,
+			const char *title, const char *color, bool tty)
+{
+	size_t i, n = json_object_array_length(checks);
+	bool head = false;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(checks, i);
+		const char *remedy = rb_jstr(c, "remedy");
+
+		if (strcmp(rb_js(c, "severity"), sev) || (!strcmp(rb_js(c, "subject"), "node") &&
+		    !strcmp(rb_js(c, "message"), "nothing found")))
+			continue;
+		if (!head) {
+			fprintf(f, "\n%s%s%s\n", tty ? color : "", title, tty ? "\033[0m" : "");
+			head = true;
+		}
+		fprintf(f, "  [%s] %s\n", rb_js(c, "id"), rb_js(c, "message"));
+		if (remedy)
+			fprintf(f, "      fix: %s\n", remedy);
+	}
+}
+
 /* @doc in @fmt, in memory; NULL when out of memory. */
 static char *render(const struct rb_verb *v, struct json_object *doc, enum rb_fmt fmt,
 		    bool pretty, int details)

@@ -231,30 +231,11 @@ static int read_inputs(struct nl_log *log, const struct request *rq, size_t limi
 
 /* ---- text ---- */
 
-static void print_group(FILE *f, struct json_object *checks, const char *sev, const char *title)
-{
-	size_t i, n = json_object_array_length(checks);
-	bool head = false;
-
-	for (i = 0; i < n; i++) {
-		struct json_object *c = json_object_array_get_idx(checks, i);
-		const char *remedy = rb_jstr(c, "remedy");
-
-		if (strcmp(rb_js(c, "severity"), sev) || !strcmp(rb_js(c, "message"), "nothing found"))
-			continue;
-		if (!head)
-			fprintf(f, "\n%s\n", title);
-		head = true;
-		fprintf(f, "  [%s] %s\n", rb_js(c, "id"), rb_js(c, "message"));
-		if (remedy)
-			fprintf(f, "      fix: %s\n", remedy);
-	}
-}
-
 static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *ranks = rb_jget(doc, "ranks"), *tests = rb_jget(doc, "tests");
 	struct json_object *und = rb_jget(doc, "undecided"), *in = rb_jget(doc, "input");
+	bool tty = rb_color(f);
 	size_t i, k;
 
 	fprintf(f, "railbind nccl-check: %s lines (%s of NCCL) against %s (%s)\n",
@@ -283,9 +264,9 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 			i ? "" : "\n", rb_js(t, "file"), rb_js(t, "line"), rb_js(t, "collective"),
 			rb_js(t, "busbw"), rb_js(t, "size"), rb_js(t, "bound"), rb_js(t, "ratio"));
 	}
-	print_group(f, rb_jget(doc, "checks"), "fail", "Failures:");
-	print_group(f, rb_jget(doc, "checks"), "warn", "Warnings:");
-	print_group(f, rb_jget(doc, "checks"), "ok", "Information:");
+	rb_print_findings(f, rb_jget(doc, "checks"), "fail", "Failures:", "\033[1;31m", tty);
+	rb_print_findings(f, rb_jget(doc, "checks"), "warn", "Warnings:", "\033[1;33m", tty);
+	rb_print_findings(f, rb_jget(doc, "checks"), "ok", "Information:", "\033[1m", tty);
 	if (json_object_array_length(und))
 		fprintf(f, "\nNot decided:\n");
 	for (i = 0; i < json_object_array_length(und); i++) {

@@ -136,6 +136,14 @@ int rb_fail_code(const struct rb_verb *v);
 int rb_emit(const struct rb_verb *v, const struct rb_opts *o, struct json_object *doc,
 	    int code);
 
+/*
+ * The findings of severity @sev in @checks (an audit-model "checks" list)
+ * under @title, each with its fix; a check's "nothing found" is left out.
+ * @color (an ANSI sequence) on a terminal (@tty).
+ */
+void rb_print_findings(FILE *f, struct json_object *checks, const char *sev,
+		       const char *title, const char *color, bool tty);
+
 /* utils.c */
 extern const char *rb_prog;
 void rb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
