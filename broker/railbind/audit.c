@@ -82,7 +82,7 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 
 static void print_prom(FILE *f, struct json_object *doc)
 {
-	struct json_object *pairs = rb_jget(doc, "pairs"), *checks = rb_jget(doc, "checks");
+	struct json_object *pairs = rb_jget(doc, "pairs");
 	size_t i, n;
 
 	fprintf(f, "# HELP railbind_audit_status Audit status: 0 ok, 1 warn, 2 fail, 3 unknown.\n"
@@ -93,26 +93,7 @@ static void print_prom(FILE *f, struct json_object *doc)
 	json_object_object_foreach(rb_jget(doc, "summary"), id, v)
 		fprintf(f, "railbind_audit_check_status{check=\"%s\"} %d\n", id,
 			rb_sev_value(json_object_get_string(v)));
-	fprintf(f, "# HELP railbind_audit_findings Findings of each check by severity.\n"
-		"# TYPE railbind_audit_findings gauge\n");
-	json_object_object_foreach(rb_jget(doc, "summary"), cid, cv) {
-		static const char *const sevs[] = { "warn", "fail" };
-		size_t s;
-
-		(void)cv;
-		for (s = 0; s < 2; s++) {
-			int count = 0;
-
-			for (i = 0; i < json_object_array_length(checks); i++) {
-				struct json_object *c = json_object_array_get_idx(checks, i);
-
-				if (!strcmp(rb_js(c, "id"), cid) && !strcmp(rb_js(c, "severity"), sevs[s]))
-					count++;
-			}
-			fprintf(f, "railbind_audit_findings{check=\"%s\",severity=\"%s\"} %d\n",
-				cid, sevs[s], count);
-		}
-	}
+	rb_prom_findings(f, doc, "railbind_audit_findings");
 	fprintf(f, "# HELP railbind_gpu_nic_path Path class of each GPU-NIC pair: 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (label class); planned=1 for each rank's primary rail.\n"
 		"# TYPE railbind_gpu_nic_path gauge\n");
 	n = json_object_array_length(pairs);

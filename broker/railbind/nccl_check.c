@@ -284,30 +284,13 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 
 static void print_prom(FILE *f, struct json_object *doc)
 {
-	struct json_object *tests = rb_jget(doc, "tests"), *checks = rb_jget(doc, "checks");
-	size_t i, c;
+	struct json_object *tests = rb_jget(doc, "tests");
+	size_t i;
 
 	fprintf(f, "# HELP railbind_nccl_check_status nccl-check status: 0 ok, 1 warn, 2 fail, 3 unknown.\n"
 		"# TYPE railbind_nccl_check_status gauge\n"
 		"railbind_nccl_check_status %d\n", rb_sev_value(rb_js(doc, "status")));
-	fprintf(f, "# HELP railbind_nccl_check_findings Findings of each check by severity.\n"
-		"# TYPE railbind_nccl_check_findings gauge\n");
-	json_object_object_foreach(rb_jget(doc, "summary"), id, v) {
-		int warn = 0, fail = 0;
-
-		(void)v;
-		for (c = 0; c < json_object_array_length(checks); c++) {
-			struct json_object *ck = json_object_array_get_idx(checks, c);
-
-			if (strcmp(rb_js(ck, "id"), id))
-				continue;
-			warn += !strcmp(rb_js(ck, "severity"), "warn");
-			fail += !strcmp(rb_js(ck, "severity"), "fail");
-		}
-		fprintf(f, "railbind_nccl_check_findings{check=\"%s\",severity=\"warn\"} %d\n"
-			"railbind_nccl_check_findings{check=\"%s\",severity=\"fail\"} %d\n",
-			id, warn, id, fail);
-	}
+	rb_prom_findings(f, doc, "railbind_nccl_check_findings");
 	fprintf(f, "# HELP railbind_nccl_busbw_ratio Large-message busbw of an nccl-tests run over the bound of the node's rails and PCIe paths.\n"
 		"# TYPE railbind_nccl_busbw_ratio gauge\n");
 	for (i = 0; i < json_object_array_length(tests); i++) {

@@ -144,6 +144,9 @@ int rb_emit(const struct rb_verb *v, const struct rb_opts *o, struct json_object
 void rb_print_findings(FILE *f, struct json_object *checks, const char *sev,
 		       const char *title, const char *color, bool tty);
 
+/* METRIC{check,severity} lines: how many warn and fail findings each check of @doc's "summary" has. */
+void rb_prom_findings(FILE *f, struct json_object *doc, const char *metric);
+
 /* utils.c */
 extern const char *rb_prog;
 void rb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
