@@ -187,6 +187,36 @@ case_ "unknown lines ignored" 0 "$no_finding and .input.lines == 2" -- -i "$OK" 
 awk 'BEGIN { s = "x"; while (length(s) < 20000) s = s s; print s; print "node-0:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB" }' > "$tmp/long.log"
 case_ "a line over 16 KiB skipped" 0 ".input.long_lines == 1 and .input.nccl_lines == 1" -- -i "$OK" "$tmp/long.log"
 
+# ---- a DGX H100: NCCL's net indices are not the mlx5 numbers ----
+# Ranks 0-7 on GPUs 1b..df; NCCL lists the compute rails mlx5_{0,3,4,5,6,9,10,11} as
+# NET/IB/0-7. Healthy: rank i through NET/IB/i. Then rank 1 through NET/IB/1 on a
+# node whose list lacks mlx5_3 (NCCL_IB_HCA=mlx5_0,mlx5_1,...: the index means mlx5_4 there).
+dgx_log() {
+	awk -v host="$1" -v list="$2" -v hca="$3" 'BEGIN {
+		split("1b 43 52 61 9d c3 d1 df", bus, " ")
+		for (g = 0; g < 8; g++) {
+			p = host ":" (100 + g) ":" (100 + g) " [" g "] NCCL INFO "
+			if (hca != "") print p "NCCL_IB_HCA set to " hca
+			print p "NET/IB : Using " list " [RO]; OOB ibp24s0:10.0.0.1<0>"
+			print p "comm 0x1 rank " g " nranks 8 cudaDev " g " nvmlDev " g " busId " bus[g + 1] "000 commId 0x2 - Init START"
+			print p "Channel 00/0 : " g "[" g "] -> " (g + 8) % 16 "[" g "] [send] via NET/IB/" g "/GDRDMA"
+			print p "comm 0x1 rank " g " nranks 8 cudaDev " g " nvmlDev " g " busId " bus[g + 1] "000 commId 0x2 - Init COMPLETE"
+		} }'
+}
+DGX=$BUILD/fixtures/dgx-h100.xml
+all8="[0]mlx5_0:1/IB [1]mlx5_3:1/IB [2]mlx5_4:1/IB [3]mlx5_5:1/IB [4]mlx5_6:1/IB [5]mlx5_9:1/IB [6]mlx5_10:1/IB [7]mlx5_11:1/IB"
+dgx_log dgx-a "$all8" "" > "$tmp/dgx.log"
+case_ "DGX H100, NET/IB/i is rank i's rail" 0 "$no_finding and ([.ranks[] | select(.nics == [.planned_nic])] | length) == 8 and
+	(.ranks[1].nics == [\"mlx5_3:1\"])" -- -i "$DGX" "$tmp/dgx.log"
+no3="[0]mlx5_0:1/IB [1]mlx5_4:1/IB [2]mlx5_5:1/IB [3]mlx5_6:1/IB [4]mlx5_9:1/IB [5]mlx5_10:1/IB [6]mlx5_11:1/IB [7]mlx5_1:1/IB"
+dgx_log dgx-b "$no3" "mlx5_0,mlx5_1,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11" >> "$tmp/dgx.log"
+case_ "DGX H100, a node without mlx5_3" 2 "($(bad_of nccl-nic) | length == 7 and
+	(.[0].message | startswith(\"dgx-b rank 1/8\") and contains(\"sent through mlx5_4:1\") and
+	 contains(\"NCCL_IB_HCA excluded the rail\")) and
+	(.[1].message | contains(\"listed the rail but chose another\")) and
+	(.[6].message | contains(\"sent through mlx5_1:1, its plan's rail is mlx5_11:1\"))) and
+	($(bad_of nccl-rail-set) | length == 2)" -- -i "$DGX" "$tmp/dgx.log"
+
 # ---- files that are not files; the command line ----
 mkfifo "$tmp/fifo"
 if timeout 20 "$RAILBIND" nccl-check -i "$OK" "$tmp/fifo" > "$tmp/out" 2> "$tmp/err"; then
