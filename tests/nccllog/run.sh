@@ -187,6 +187,12 @@ case_ "unknown lines ignored" 0 "$no_finding and .input.lines == 2" -- -i "$OK" 
 awk 'BEGIN { s = "x"; while (length(s) < 20000) s = s s; print s; print "node-0:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB" }' > "$tmp/long.log"
 case_ "a line over 16 KiB skipped" 0 ".input.long_lines == 1 and .input.nccl_lines == 1" -- -i "$OK" "$tmp/long.log"
 
+# A third-party net plugin (aws-ofi-nccl) prints no "NET/IB : Using" list: the NIC
+# is not decided, GPUDirect still is.
+sed -e 's|NET/IB/|NET/Libfabric/|' -e 's|Using network IB|Using network Libfabric|' -e '/NET\/IB : Using/d' "$tmp/ok-2.21.log" > "$tmp/ofi.log"
+case_ "net plugin without a device list" 0 ".summary[\"nccl-nic\"] == \"unknown\" and .summary[\"nccl-gdr\"] == \"ok\" and
+	(.undecided[0].reason | contains(\"NET/Libfabric/0 is not in a\")) and .ranks[0].net == \"Libfabric\"" -- -i "$OK" "$tmp/ofi.log"
+
 # ---- a DGX H100: NCCL's net indices are not the mlx5 numbers ----
 # Ranks 0-7 on GPUs 1b..df; NCCL lists the compute rails mlx5_{0,3,4,5,6,9,10,11} as
 # NET/IB/0-7. Healthy: rank i through NET/IB/i. Then rank 1 through NET/IB/1 on a
