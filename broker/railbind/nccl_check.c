@@ -64,11 +64,18 @@ static int own_opt(int c, const char *arg, void *data)
 static int file_args(int argc, char **argv, void *data)
 {
 	struct request *rq = data;
+	int i;
 
 	if (argc < 1) {
 		rb_error("nccl-check: expected at least one FILE (a log, nccl-tests output, or - for standard input)");
 		return -EINVAL;
 	}
+	/* Every command stops at its first argument (run's "-- CMD" needs it). */
+	for (i = 0; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1]) {
+			rb_error("nccl-check: %s after a FILE: options go before the files", argv[i]);
+			return -EINVAL;
+		}
 	rq->files = argv;
 	rq->nfiles = argc;
 	return 0;

@@ -236,6 +236,8 @@ if [ $? -eq 3 ] && grep -q 'absent: No such file' "$tmp/err"; then ok; else bad 
 if [ $? -eq 3 ] && grep -q 'expected at least one FILE' "$tmp/err"; then ok; else bad "no FILE: $(cat "$tmp/err")"; fi
 "$RAILBIND" nccl-check --expect 2 -i "$OK" "$tmp/ok.txt" > /dev/null 2> "$tmp/err"
 if [ $? -eq 3 ] && grep -q 'expect 2: expected a fraction' "$tmp/err"; then ok; else bad "--expect 2: $(cat "$tmp/err")"; fi
+"$RAILBIND" nccl-check -i "$OK" "$tmp/ok.txt" --json > /dev/null 2> "$tmp/err"
+if [ $? -eq 3 ] && grep -q -- '--json after a FILE: options go before the files' "$tmp/err"; then ok; else bad "option after FILE: $(cat "$tmp/err")"; fi
 if "$RAILBIND" nccl-check --help | grep -q -- '--expect F'; then ok; else bad "--help"; fi
 "$RAILBIND" nccl-check -i "$OK" "$tmp/wrong-2.21.log" > "$tmp/text" 2>&1
 if [ $? -eq 2 ] && grep -q '^Failures:' "$tmp/text" && grep -q '\[nccl-nic\] node-1 rank 6/8' "$tmp/text" &&
