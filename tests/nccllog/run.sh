@@ -187,6 +187,24 @@ case_ "unknown lines ignored" 0 "$no_finding and .input.lines == 2" -- -i "$OK" 
 awk 'BEGIN { s = "x"; while (length(s) < 20000) s = s s; print s; print "node-0:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB" }' > "$tmp/long.log"
 case_ "a line over 16 KiB skipped" 0 ".input.long_lines == 1 and .input.nccl_lines == 1" -- -i "$OK" "$tmp/long.log"
 
+# nccl-tests -g 4: one process, each communicator created on a thread of its own,
+# the connections made later on the main thread: the line's [cudaDev] names the GPU.
+awk 'BEGIN {
+	split("04 14 84 94", bus, " ")
+	for (h = 0; h < 2; h++) {
+		m = "node-" h ":4242:4242 [0] NCCL INFO "
+		print m "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [3]mlx5_3:1/IB [RO]; OOB ib0:10.0.0.1<0>"
+		for (g = 0; g < 4; g++) {
+			p = "node-" h ":4242:" (5000 + g) " [" g "] NCCL INFO "
+			print p "ncclCommInitAll comm 0x" g " rank " (h * 4 + g) " nranks 8 cudaDev " g " nvmlDev " g " busId " bus[g + 1] "000 commId 0x9 - Init START"
+			print p "ncclCommInitAll comm 0x" g " rank " (h * 4 + g) " nranks 8 cudaDev " g " nvmlDev " g " busId " bus[g + 1] "000 commId 0x9 - Init COMPLETE"
+		}
+		for (g = 0; g < 4; g++)
+			print "node-" h ":4242:4242 [" g "] NCCL INFO Channel 00/0 : " (h * 4 + g) "[" g "] -> " ((h + 1) % 2 * 4 + g) "[" g "] [send] via NET/IB/" g "/GDRDMA"
+	} }' > "$tmp/g4.log"
+case_ "one process, four GPUs" 0 "$no_finding and (.ranks | length) == 8 and
+	([.ranks[] | select(.nics == [.planned_nic] and .channels == 1)] | length) == 8" -- -i "$OK" "$tmp/g4.log"
+
 # A third-party net plugin (aws-ofi-nccl) prints no "NET/IB : Using" list: the NIC
 # is not decided, GPUDirect still is.
 sed -e 's|NET/IB/|NET/Libfabric/|' -e 's|Using network IB|Using network Libfabric|' -e '/NET\/IB : Using/d' "$tmp/ok-2.21.log" > "$tmp/ofi.log"
