@@ -59,6 +59,7 @@ for t in "$@"; do
 		       [ -n "$topos" ] && [ -d "$topos/$d" ] && extra="$extra $topos/$d"
 	       done ;;
 	pcicfg) opts="-max_len=4098" ;;
+	nccllog) opts="-max_len=16384" ;;
 	esac
 	export ASAN_OPTIONS
 	[ -f "$TOP/fuzz/$src.dict" ] && opts="$opts -dict=$TOP/fuzz/$src.dict"

@@ -104,6 +104,16 @@ optics)
 	# Each module layout, healthy and faulty (tests/optics/mkeeprom.c).
 	"$FUZZ_BIN/mkeeprom" "$dir"
 	;;
+nccllog)
+	cp "$TOP"/fuzz/seeds/nccllog/* "$dir/"
+	# Each NCCL version's forms and each nccl-tests table style, as the tests write them.
+	for v in 2.18 2.21 2.30; do
+		sh "$TOP/tests/nccllog/gen.sh" log $v node-0 | head -40 > "$dir/log-$v"
+	done
+	for s in new old iter nc; do
+		sh "$TOP/tests/nccllog/gen.sh" table all_reduce_perf 2 22 1 $s > "$dir/table-$s"
+	done
+	;;
 *)
 	echo "seed.sh: unknown target $target" >&2
 	exit 1

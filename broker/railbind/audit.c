@@ -49,29 +49,6 @@ static void print_matrix(FILE *f, struct json_object *topo)
 	}
 }
 
-static void print_group(FILE *f, struct json_object *checks, const char *sev,
-			const char *title, const char *color, bool tty)
-{
-	size_t i, n = json_object_array_length(checks);
-	bool head = false;
-
-	for (i = 0; i < n; i++) {
-		struct json_object *c = json_object_array_get_idx(checks, i);
-		const char *remedy = rb_jstr(c, "remedy");
-
-		if (strcmp(rb_js(c, "severity"), sev) || (!strcmp(rb_js(c, "subject"), "node") &&
-		    !strcmp(rb_js(c, "message"), "nothing found")))
-			continue;
-		if (!head) {
-			fprintf(f, "\n%s%s%s\n", tty ? color : "", title, tty ? "\033[0m" : "");
-			head = true;
-		}
-		fprintf(f, "  [%s] %s\n", rb_js(c, "id"), rb_js(c, "message"));
-		if (remedy)
-			fprintf(f, "      fix: %s\n", remedy);
-	}
-}
-
 static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *checks = rb_jget(doc, "checks"), *und = rb_jget(doc, "undecided");
@@ -83,9 +60,9 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 	(void)details;
 	fprintf(f, "railbind audit of %s (%s)\n\n", rb_js(doc, "host"), rb_js(doc, "source"));
 	print_matrix(f, rb_jget(doc, "topo"));
-	print_group(f, checks, "fail", "Failures:", "\033[1;31m", tty);
-	print_group(f, checks, "warn", "Warnings:", "\033[1;33m", tty);
-	print_group(f, checks, "ok", "Information:", "\033[1m", tty);
+	rb_print_findings(f, checks, "fail", "Failures:", "\033[1;31m", tty);
+	rb_print_findings(f, checks, "warn", "Warnings:", "\033[1;33m", tty);
+	rb_print_findings(f, checks, "ok", "Information:", "\033[1m", tty);
 	if (json_object_array_length(und)) {
 		fprintf(f, "\nNot decided:\n");
 		for (i = 0; i < json_object_array_length(und); i++) {
@@ -174,7 +151,7 @@ static void print_prom_optics(FILE *f, struct json_object *optics)
 
 static void print_prom(FILE *f, struct json_object *doc)
 {
-	struct json_object *pairs = rb_jget(doc, "pairs"), *checks = rb_jget(doc, "checks");
+	struct json_object *pairs = rb_jget(doc, "pairs");
 	size_t i, n;
 
 	fprintf(f, "# HELP railbind_audit_status Audit status: 0 ok, 1 warn, 2 fail, 3 unknown.\n"
@@ -185,26 +162,7 @@ static void print_prom(FILE *f, struct json_object *doc)
 	json_object_object_foreach(rb_jget(doc, "summary"), id, v)
 		fprintf(f, "railbind_audit_check_status{check=\"%s\"} %d\n", id,
 			rb_sev_value(json_object_get_string(v)));
-	fprintf(f, "# HELP railbind_audit_findings Findings of each check by severity.\n"
-		"# TYPE railbind_audit_findings gauge\n");
-	json_object_object_foreach(rb_jget(doc, "summary"), cid, cv) {
-		static const char *const sevs[] = { "warn", "fail" };
-		size_t s;
-
-		(void)cv;
-		for (s = 0; s < 2; s++) {
-			int count = 0;
-
-			for (i = 0; i < json_object_array_length(checks); i++) {
-				struct json_object *c = json_object_array_get_idx(checks, i);
-
-				if (!strcmp(rb_js(c, "id"), cid) && !strcmp(rb_js(c, "severity"), sevs[s]))
-					count++;
-			}
-			fprintf(f, "railbind_audit_findings{check=\"%s\",severity=\"%s\"} %d\n",
-				cid, sevs[s], count);
-		}
-	}
+	rb_prom_findings(f, doc, "railbind_audit_findings");
 	fprintf(f, "# HELP railbind_gpu_nic_path Path class of each GPU-NIC pair: 1 PIX, 2 PXB, 3 PHB, 4 NODE, 5 SYS (label class); planned=1 for each rank's primary rail.\n"
 		"# TYPE railbind_gpu_nic_path gauge\n");
 	n = json_object_array_length(pairs);

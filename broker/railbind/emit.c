@@ -40,6 +40,54 @@ void rb_prom_label(FILE *f, const char *s)
 	}
 }
 
+void rb_print_findings(FILE *f, struct json_object *checks, const char *sev,
+			const char *title, const char *color, bool tty)
+{
+	size_t i, n = json_object_array_length(checks);
+	bool head = false;
+
+	for (i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(checks, i);
+		const char *remedy = rb_jstr(c, "remedy");
+
+		if (strcmp(rb_js(c, "severity"), sev) || (!strcmp(rb_js(c, "subject"), "node") &&
+		    !strcmp(rb_js(c, "message"), "nothing found")))
+			continue;
+		if (!head) {
+			fprintf(f, "\n%s%s%s\n", tty ? color : "", title, tty ? "\033[0m" : "");
+			head = true;
+		}
+		fprintf(f, "  [%s] %s\n", rb_js(c, "id"), rb_js(c, "message"));
+		if (remedy)
+			fprintf(f, "      fix: %s\n", remedy);
+	}
+}
+
+void rb_prom_findings(FILE *f, struct json_object *doc, const char *metric)
+{
+	static const char *const sevs[] = { "warn", "fail" };
+	struct json_object *checks = rb_jget(doc, "checks");
+	size_t i, s;
+
+	fprintf(f, "# HELP %s Findings of each check by severity.\n# TYPE %s gauge\n", metric,
+		metric);
+	json_object_object_foreach(rb_jget(doc, "summary"), cid, cv) {
+		(void)cv;
+		for (s = 0; s < 2; s++) {
+			int count = 0;
+
+			for (i = 0; i < json_object_array_length(checks); i++) {
+				struct json_object *c = json_object_array_get_idx(checks, i);
+
+				if (!strcmp(rb_js(c, "id"), cid) && !strcmp(rb_js(c, "severity"), sevs[s]))
+					count++;
+			}
+			fprintf(f, "%s{check=\"%s\",severity=\"%s\"} %d\n", metric, cid, sevs[s],
+				count);
+		}
+	}
+}
+
 /* @doc in @fmt, in memory; NULL when out of memory. */
 static char *render(const struct rb_verb *v, struct json_object *doc, enum rb_fmt fmt,
 		    bool pretty, int details)

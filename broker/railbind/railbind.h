@@ -73,6 +73,7 @@ int cmd_status(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);
 int cmd_nccl_topo(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_nccl_check(int argc, char **argv);
 
 /*
  * options.c: one parser for every command, as hwloc's utils share theirs.
@@ -134,6 +135,17 @@ int rb_fail_code(const struct rb_verb *v);
  */
 int rb_emit(const struct rb_verb *v, const struct rb_opts *o, struct json_object *doc,
 	    int code);
+
+/*
+ * The findings of severity @sev in @checks (an audit-model "checks" list)
+ * under @title, each with its fix; a check's "nothing found" is left out.
+ * @color (an ANSI sequence) on a terminal (@tty).
+ */
+void rb_print_findings(FILE *f, struct json_object *checks, const char *sev,
+		       const char *title, const char *color, bool tty);
+
+/* METRIC{check,severity} lines: how many warn and fail findings each check of @doc's "summary" has. */
+void rb_prom_findings(FILE *f, struct json_object *doc, const char *metric);
 
 /* utils.c */
 extern const char *rb_prog;
