@@ -36,7 +36,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 13
+#define AFF_AUDIT_NCHECKS 14
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
