@@ -203,7 +203,8 @@ static int check_shared(struct aff_audit *a)
  * another's (4 rails for 4 GPUs on NUMA node 0, 2 for 4 on node 1), the GPUs
  * of the poorer node share rails or reach across the socket, and their
  * channels cannot meet the same rail on every node: information, the node is
- * built that way. Rails the plan leaves out (down, slow) do not count.
+ * built that way. Rails the plan leaves out (down, slow) do not count; a
+ * socket with GPUs and no rail is gpu-nic-path's, not this.
  */
 static int check_symmetry(struct aff_audit *a)
 {
@@ -243,10 +244,16 @@ static int check_symmetry(struct aff_audit *a)
 		else
 			per[k].rails++;
 	}
-	/* Compared among the nodes that hold GPUs: rails per GPU, as fractions. */
+	/*
+	 * Compared among the nodes that hold GPUs: rails per GPU, as fractions.
+	 * A socket without a rail is not this: its GPUs cross the socket to
+	 * any rail, which gpu-nic-path says.
+	 */
 	for (k = 0, r = n; k < n; k++) {
 		if (!per[k].gpus)
 			continue;
+		if (!per[k].rails)
+			return 0;
 		if (r < n && per[k].rails * per[r].gpus != per[r].rails * per[k].gpus)
 			differ = true;
 		if (r == n)
