@@ -64,11 +64,12 @@ CLI_SRCS += audit.c
 LIBAFF_SRCS += out_facts.c
 CLI_SRCS += fleet.c fleet_node.c fleet_jobs.c fleet_compare.c fleet_print.c
 # NCCL topology export (libaffinity/out_nccl.c, broker/railbind/nccl_topo.c).
-LIBAFF_SRCS += out_nccl.c
+LIBAFF_SRCS += out_nccl.c out_nccl_source.c
 CLI_SRCS += nccl_topo.c
 # railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify).
 LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c \
 	verify_findings.c
+LIBAFF_SRCS += verify_hca.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c

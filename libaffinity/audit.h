@@ -40,7 +40,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 14
+#define AFF_AUDIT_NCHECKS 15
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;

@@ -20,6 +20,7 @@ const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 	"link-downtrained", "peer-memory", "iommu-translation", "nic-port-down",
 	"nic-shared", "peer-cross-path", "link-flapping", "pcie-errors", "port-flapping",
 	"transceiver",
+	"rails-asymmetric",
 };
 
 static const char *const sev_names[] = { "ok", "warn", "fail", "unknown" };

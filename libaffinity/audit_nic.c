@@ -3,7 +3,8 @@
  * The NIC checks: nic-port-down (a GPU's nearest RDMA port not ACTIVE, so
  * left out of the plan, or a planned rail slower than the others) and
  * nic-shared (more GPUs than rails under one PCIe switch: information, AWS
- * p4d is built that way).
+ * p4d is built that way) and rails-asymmetric (the NUMA nodes' GPUs have
+ * different numbers of rails: information).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -195,9 +196,99 @@ static int check_shared(struct aff_audit *a)
 	return rc;
 }
 
+/*
+ * rails-asymmetric: NCCL pairs NICs by index across nodes and gives each GPU
+ * its nearest NIC (NVIDIA/nccl#1591: it assumes a rail-optimized network,
+ * the same NICs on each node). Where one socket's GPUs have more rails than
+ * another's (4 rails for 4 GPUs on NUMA node 0, 2 for 4 on node 1), the GPUs
+ * of the poorer node share rails or reach across the socket, and their
+ * channels cannot meet the same rail on every node: information, the node is
+ * built that way. Rails the plan leaves out (down, slow) do not count; a
+ * socket with GPUs and no rail is gpu-nic-path's, not this.
+ */
+static int check_symmetry(struct aff_audit *a)
+{
+	const struct aff_topo *t = a->topo;
+	struct json_object *ev, *nodes;
+	size_t g, r, n = 0, k;
+	struct { int node; int gpus, rails; } per[16];
+	char line[512] = "";
+	bool differ = false;
+
+	if (!t->ngpu)
+		return aff_audit_undecided(a, "rails-asymmetric", "no GPU or accelerator");
+	if (!t->nrail)
+		return aff_audit_undecided(a, "rails-asymmetric", "no rail NIC");
+	for (g = 0; g < t->ngpu + t->nrail; g++) {
+		bool gpu = g < t->ngpu;
+		const struct aff_rail *rl = gpu ? NULL : &t->rail[g - t->ngpu];
+		int node = aff_audit_dev_numa(t, gpu ? t->gpus[g] : rl->dev);
+
+		if (!gpu && (!rl->rdma || rl->excl != AFF_EXCL_NONE))
+			continue;
+		if (node < 0)
+			return aff_audit_undecided(a, "rails-asymmetric",
+						   "the NUMA node of %s is not known",
+						   gpu ? t->dev[t->gpus[g]].pci : aff_audit_rail_name(t, (int)(g - t->ngpu)));
+		for (k = 0; k < n && per[k].node != node; k++)
+			;
+		if (k == n) {
+			if (n == sizeof(per) / sizeof(per[0]))
+				continue;
+			per[n].node = node;
+			per[n].gpus = per[n].rails = 0;
+			n++;
+		}
+		if (gpu)
+			per[k].gpus++;
+		else
+			per[k].rails++;
+	}
+	/*
+	 * Compared among the nodes that hold GPUs: rails per GPU, as fractions.
+	 * A socket without a rail is not this: its GPUs cross the socket to
+	 * any rail, which gpu-nic-path says.
+	 */
+	for (k = 0, r = n; k < n; k++) {
+		if (!per[k].gpus)
+			continue;
+		if (!per[k].rails)
+			return 0;
+		if (r < n && per[k].rails * per[r].gpus != per[r].rails * per[k].gpus)
+			differ = true;
+		if (r == n)
+			r = k;
+	}
+	if (!differ)
+		return 0;
+	ev = json_object_new_object();
+	nodes = json_object_new_array();
+	for (k = 0; k < n; k++) {
+		struct json_object *o;
+
+		if (!per[k].gpus)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "numa", json_object_new_int(per[k].node));
+		json_object_object_add(o, "gpus", json_object_new_int(per[k].gpus));
+		json_object_object_add(o, "rails", json_object_new_int(per[k].rails));
+		json_object_array_add(nodes, o);
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%sNUMA node %d has %d rail%s for %d GPU%s",
+			 *line ? ", " : "", per[k].node, per[k].rails, per[k].rails == 1 ? "" : "s",
+			 per[k].gpus, per[k].gpus == 1 ? "" : "s");
+	}
+	json_object_object_add(ev, "nodes", nodes);
+	return aff_audit_add(a, "rails-asymmetric", AFF_SEV_OK, "node", NULL, ev,
+			     "nothing to fix if the node is built this way; a fleet of such nodes pairs alike (railbind fleet's rails aspect), mixed with others it does not",
+			     "rails are not symmetric across sockets (%s): NCCL pairs NICs by index across nodes and gives each GPU its nearest, so the GPUs with fewer rails share them or cross the socket",
+			     line);
+}
+
 int aff_audit_nic(struct aff_audit *a)
 {
 	int rc = check_ports(a);
 
-	return rc ? rc : check_shared(a);
+	if (!rc)
+		rc = check_shared(a);
+	return rc ? rc : check_symmetry(a);
 }

@@ -4,14 +4,16 @@
  * facts one node's record can be compared on with another's (railbind
  * fleet): each PCIe link's speed and width against what it is capable of,
  * each port's ACS control, and the machine (NUMA nodes and their CPUs,
- * cores, peer memory, the module). Every value is a string, so two nodes
- * compare by text.
+ * cores, peer memory, the module), and its rails as NCCL sees them. Every
+ * value is a string, so two nodes compare by text.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <json-c/json.h>
 
+#include "audit.h"
 #include "model.h"
 
 static void put(struct json_object *facts, const char *key, const char *value)
@@ -104,26 +106,82 @@ static int machine(const struct aff_topo *t, struct json_object *m)
 	return 0;
 }
 
+/*
+ * The rails NCCL's IB transport opens (src/transport/net_ib/init.cc: RDMA
+ * devices, ACTIVE ports), in the order it numbers them: the model's rail
+ * order, PCI order, which is how the verbs devices are named and listed on
+ * these nodes. NCCL pairs NICs by that index across nodes (NVIDIA/nccl#1591),
+ * so each is told by what matters to the pairing and not by its name, which
+ * may differ between node models: link layer, rate, NUMA node and the first
+ * GPU it is closest to (GPU indices are PCI order too). The link layer is
+ * read from the netdev name (IPoIB interfaces are ib*); no netdev: unknown.
+ */
+static void rails(const struct aff_topo *t, struct json_object *out)
+{
+	char key[32], val[160], rate[32], gpu[48], node[16];
+	size_t i, g, n = 0;
+
+	put(out, "count", "0");	/* first, however many follow */
+	for (i = 0; i < t->nrail; i++) {
+		const struct aff_rail *r = &t->rail[i];
+		const struct aff_dev *d = &t->dev[r->dev];
+		enum aff_path best = AFF_PATH_NONE;
+		int near = -1, numa = aff_audit_dev_numa(t, r->dev);
+
+		if (!r->rdma || (r->port_state && strcmp(r->port_state, "ACTIVE")))
+			continue;
+		for (g = 0; g < t->ngpu; g++) {
+			enum aff_path p = aff_topo_path(t, g, i);
+
+			if (p != AFF_PATH_NONE && (best == AFF_PATH_NONE || p < best)) {
+				best = p;
+				near = (int)g;
+			}
+		}
+		if (r->rate > 0)
+			snprintf(rate, sizeof(rate), "%g Gb/s", r->rate);
+		else
+			snprintf(rate, sizeof(rate), "rate unknown");
+		if (near >= 0)
+			snprintf(gpu, sizeof(gpu), "nearest GPU %d (%s)", near, aff_path_name(best));
+		else
+			snprintf(gpu, sizeof(gpu), "no GPU");
+		if (numa >= 0)
+			snprintf(node, sizeof(node), "%d", numa);
+		snprintf(val, sizeof(val), "%s, %s, NUMA node %s, %s",
+			 !d->netdev ? "link layer unknown" :
+			 !strncmp(d->netdev, "ib", 2) ? "InfiniBand" : "Ethernet (RoCE)",
+			 rate, numa >= 0 ? node : "unknown", gpu);
+		snprintf(key, sizeof(key), "rail %zu", n++);
+		put(out, key, val);
+	}
+	snprintf(val, sizeof(val), "%zu", n);
+	put(out, "count", val);
+}
+
 AFF_EXPORT int aff_topo_facts_json(const struct aff_topo *t, unsigned long flags, char **out)
 {
 	struct json_object *doc = json_object_new_object();
 	struct json_object *links = json_object_new_object(), *acs = json_object_new_object();
-	struct json_object *m = json_object_new_object();
+	struct json_object *m = json_object_new_object(), *r = json_object_new_object();
 	bool *mark = mark_paths(t);
-	int rc = doc && links && acs && m && mark ? 0 : -ENOMEM;
+	int rc = doc && links && acs && m && r && mark ? 0 : -ENOMEM;
 
 	*out = NULL;
 	if (!rc) {
 		json_object_object_add(doc, "links", json_object_get(links));
 		json_object_object_add(doc, "acs", json_object_get(acs));
 		json_object_object_add(doc, "machine", json_object_get(m));
+		json_object_object_add(doc, "rails", json_object_get(r));
 		links_acs(t, mark, links, acs);
+		rails(t, r);
 		rc = machine(t, m);
 	}
 	free(mark);
 	json_object_put(links);
 	json_object_put(acs);
 	json_object_put(m);
+	json_object_put(r);
 	if (rc < 0) {
 		json_object_put(doc);
 		return rc;

@@ -8,10 +8,20 @@
  * address; root and downstream ports are not listed, as NCCL skips them) and
  * the GPUs and NICs as <pci> leaves with a <gpu> or <nic><net/></nic>.
  *
- * Only what the model knows is written. NCCL fills every missing attribute
- * from the live node (sysfs, NVML, its net plugin) before it reads the file,
- * so leaving one out is always safe; a guessed one would override the truth.
- * The choices, each a fact the model does or does not hold:
+ * Every attribute NCCL requires is written (src/graph/topo.cc reads them
+ * with xmlGetAttrStr/xmlGetAttrInt, which fail on a missing one): on every
+ * <pci> class, busid, link_speed and link_width, which NCCL fills only from
+ * sysfs or NVML (src/graph/xml.cc, ncclTopoGetXmlFromSys) and so cannot on
+ * a machine whose sysfs does not describe the device; a link the model does
+ * not know is written as NCCL writes one it cannot read, link_speed="" and
+ * link_width="0" (8 GT/s, and 0 read as x16); on every <cpu> numaid, on
+ * every <gpu> and <net> dev. The rest NCCL fills from the running node (the
+ * CPU's arch and vendor from cpuid, a GPU's sm and rank from NVML and the
+ * job), so only what the model knows is written: a guessed value would
+ * override the truth. From an NCCL source, what the model does not hold is
+ * taken from that file again (out_nccl_source.c): the GPUs' sm, rank and gdr,
+ * their <nvlink> and <c2c> elements, each net's name and port as NCCL wrote
+ * them. The choices, each a fact the model does or does not hold:
  *  - numaid="-1" on a <cpu> for devices of unknown locality (sysfs
  *    numa_node -1), with the whole machine's CPUs as affinity, as NCCL
  *    itself writes it; a locality spanning several nodes is also -1, its
@@ -30,13 +40,19 @@
  *  - a device below a switch goes where the switch is, in its <cpu>, even
  *    when its own sysfs numa_node differs (-1): NCCL places it so too, and
  *    the format has NUMA per <cpu> only, so that difference is lost;
- *  - sm and rank (NVML's and the job's) are never written; gpu dev is the
- *    index among accelerators of the same vendor in PCI order (NVML's
- *    order); gdr only where the peer-memory support is known;
+ *  - sm and rank (NVML's and the job's) only as an NCCL source said them;
+ *    gpu dev is the index among accelerators of the same vendor in PCI
+ *    order (NVML's order); gdr where the source or the peer-memory support
+ *    says it;
  *  - net: name, dev (the rail's index; NCCL renumbers it after its plugin),
  *    port, speed (Mb/s), guid, gdr when known; maxconn, coll and latency
- *    are the plugin's and are left to it; a port known not to be ACTIVE is
+ *    are the plugin's and are left to it, but for an NCCL source's own; a port known not to be ACTIVE is
  *    left out, as NCCL's own files leave it (its IB transport skips it);
+ *  - a net's port in NCCL's form (src/transport/net_ib/init.cc: props->port
+ *    = portNum + realPort): the verbs port plus the number of earlier nets,
+ *    in PCI order, on the same PCI device (functions and, as
+ *    NCCL_IB_MERGE_VFS=1 does, virtual functions merged: the same bus), so
+ *    that NCCL reading the file matches what it discovers;
  *  - the host name, cores, SMT siblings, caches and netdev names have no
  *    place in the format and are lost.
  */
@@ -46,8 +62,7 @@
 #include <string.h>
 #include <libxml/tree.h>
 
-#include "model.h"
-#include "xml_lazy.h"
+#include "out_nccl.h"
 
 /* One <cpu> element: a NUMA node, or a locality without one (-1). */
 struct xcpu {
@@ -65,6 +80,7 @@ struct xout {
 	struct xcpu *cpu;
 	size_t ncpu;
 	int *loc_cpu;		/* per locality: index in cpu[] */
+	struct aff_nccl_src src;	/* an NCCL source's own facts */
 };
 
 static int setf(xmlNode *n, const char *name, const char *fmt, ...)
@@ -149,6 +165,9 @@ static int pci_attrs(const struct xout *x, xmlNode *n, const struct aff_dev *d)
 	else if (d->type == AFF_DEV_BRIDGE)
 		/* A switch known by its structure only: a PCI bridge all the same. */
 		rc |= sets(n, "class", "0x060400");
+	else
+		/* Required; an endpoint written is an accelerator or a rail. */
+		rc |= sets(n, "class", d->gpu >= 0 ? "0x030200" : "0x020000");
 	if (d->vendor >= 0)
 		rc |= setf(n, "vendor", "0x%04x", d->vendor);
 	if (d->device >= 0)
@@ -159,11 +178,16 @@ static int pci_attrs(const struct xout *x, xmlNode *n, const struct aff_dev *d)
 		rc |= setf(n, "subsystem_device", "0x%04x", d->subdevice > 0 ? d->subdevice : 0);
 	}
 	link_of(x->t, d, &speed, &width);
-	/* NCCL's own spelling, the key of its kvDictPciGen. */
-	if (speed > 0)
+	/* NCCL's own spelling, the key of its kvDictPciGen; unknown as NCCL
+	 * writes a link it cannot read. Required: NCCL cannot fill them where
+	 * sysfs does not describe the device. */
+	if (speed == 2.5)
+		rc |= sets(n, "link_speed", "2.5 GT/s PCIe");
+	else if (speed > 0)
 		rc |= setf(n, "link_speed", "%.1f GT/s PCIe", speed);
-	if (width > 0)
-		rc |= setf(n, "link_width", "%d", width);
+	else
+		rc |= sets(n, "link_speed", "");
+	rc |= setf(n, "link_width", "%d", width > 0 ? width : 0);
 	return rc ? -ENOMEM : 0;
 }
 
@@ -173,6 +197,46 @@ static int gdr_known(const struct aff_topo *t)
 	if (!t->peer_memory)
 		return -1;
 	return strcmp(t->peer_memory, "none") ? 1 : 0;
+}
+
+/* Every attribute of @from that @to does not have yet; -ENOMEM. */
+static int copy_attrs(xmlNode *to, const xmlNode *from)
+{
+	const xmlAttr *a;
+	int rc = 0;
+
+	for (a = from->properties; a && !rc; a = a->next) {
+		const xmlChar *v = a->children && a->children->content ? a->children->content :
+				   (const xmlChar *)"";
+
+		if (a->type == XML_ATTRIBUTE_NODE &&
+		    !aff_xml_loaded()->has_prop(to, a->name))
+			rc = aff_xml_loaded()->new_prop(to, a->name, v) ? 0 : -ENOMEM;
+	}
+	return rc;
+}
+
+/*
+ * An NCCL source's <gpu> attributes (sm, rank, gdr, ...) and its <nvlink>
+ * and <c2c> elements, which NCCL reads from the file and the model does not
+ * hold; gdr from the peer-memory support where the source does not say.
+ */
+static int copy_gpu(const struct xout *x, xmlNode *g, const char *busid, int gdr)
+{
+	const xmlNode *src = aff_nccl_src_sub(aff_nccl_src_pci(&x->src, busid), "gpu"), *c;
+	int rc = src ? copy_attrs(g, src) : 0;
+
+	for (c = src ? src->children : NULL; c && !rc; c = c->next) {
+		xmlNode *n;
+
+		if (c->type != XML_ELEMENT_NODE)
+			continue;
+		n = child(g, (const char *)c->name);
+		rc = n ? copy_attrs(n, c) : -ENOMEM;
+	}
+	if (!rc && gdr >= 0 && !aff_xml_loaded()->has_prop(g, (const xmlChar *)"gdr"))
+		rc = setf(g, "gdr", "%d", gdr);
+	return rc;
 }
 
 static int gpu_elem(const struct xout *x, xmlNode *pci, int dev)
@@ -187,9 +251,32 @@ static int gpu_elem(const struct xout *x, xmlNode *pci, int dev)
 	for (i = 0; i < d->gpu; i++)
 		if (t->dev[t->gpus[i]].vendor == d->vendor)
 			same++;
-	if (setf(g, "dev", "%d", same) < 0 || (gdr >= 0 && setf(g, "gdr", "%d", gdr) < 0))
+	if (setf(g, "dev", "%d", same) < 0)
 		return -ENOMEM;
-	return 0;
+	return copy_gpu(x, g, d->pci, gdr);
+}
+
+/*
+ * NCCL's "real port" of rail @r: the nets before it, in PCI order (NCCL's,
+ * NCCL_IB_DEVICE_PCI_ORDER=1), on the same PCI device, which NCCL tells by
+ * the sysfs path with the function and, NCCL_IB_MERGE_VFS=1, the device
+ * number zeroed: the same domain and bus (ncclIbGetPciPath, ncclIbGetRealPort).
+ * Ports not ACTIVE are none of its nets.
+ */
+static int real_port(const struct aff_topo *t, size_t r)
+{
+	const char *pci = t->dev[t->rail[r].dev].pci;
+	size_t k, bus = strlen(pci) > 8 ? 8 : 0;	/* "dddd:bb:" */
+	int n = 0;
+
+	for (k = 0; bus && k < r; k++) {
+		const struct aff_rail *o = &t->rail[k];
+
+		if (o->name && o->excl != AFF_EXCL_DOWN &&
+		    !strncmp(t->dev[o->dev].pci, pci, bus))
+			n++;
+	}
+	return n;
 }
 
 static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
@@ -201,6 +288,8 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 
 	for (r = 0; r < t->nrail && !rc; r++) {
 		const struct aff_rail *rl = &t->rail[r];
+		const xmlNode *src;
+		xmlChar *srcname, *srcport;
 		xmlNode *net;
 
 		/* A rail known by its PCI address only: the <pci> says enough. A
@@ -212,12 +301,20 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 		net = child(nic, "net");
 		if (!net)
 			return -ENOMEM;
-		rc |= sets(net, "name", rl->name);
+		src = aff_nccl_src_net(&x->src, aff_nccl_src_pci(&x->src, t->dev[dev].pci),
+				       rl->name);
+		srcname = src ? aff_xml_loaded()->get_prop(src, (const xmlChar *)"name") : NULL;
+		srcport = src ? aff_xml_loaded()->get_prop(src, (const xmlChar *)"port") : NULL;
+		rc |= sets(net, "name", srcname ? (const char *)srcname : rl->name);
 		rc |= setf(net, "dev", "%zu", r);
 		if (rl->rate > 0)
 			rc |= setf(net, "speed", "%.0f", rl->rate * 1000);
-		if (rl->port > 0)
-			rc |= setf(net, "port", "%d", rl->port);
+		if (srcport)
+			rc |= sets(net, "port", (const char *)srcport);
+		else if (rl->port > 0)
+			rc |= setf(net, "port", "%d", rl->port + real_port(t, r));
+		aff_xml_loaded()->free(srcname);
+		aff_xml_loaded()->free(srcport);
 		/* Written only when known: the importer takes a GUID for RDMA. */
 		if (rl->guid)
 			rc |= setf(net, "guid", "0x%llx", rl->guid);
@@ -225,6 +322,9 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 			rc |= setf(net, "gdr", "%d", rl->gdr);
 		else if (gdr >= 0)
 			rc |= setf(net, "gdr", "%d", rl->rdma ? gdr : 0);
+		/* The rest of what an NCCL source wrote (latency, maxconn, net, gin, ...). */
+		if (src && !rc)
+			rc = copy_attrs(net, src);
 	}
 	return rc ? -ENOMEM : 0;
 }
@@ -469,6 +569,7 @@ AFF_EXPORT int aff_topo_nccl_xml(const struct aff_topo *t, unsigned long flags,
 	buf = lx->buffer_create();
 	if (doc && sys && buf && !sets(sys, "version", "1")) {
 		lx->set_root(doc, sys);
+		aff_nccl_src_open(t, lx, &x.src);
 		rc = plan_output(&x);
 		if (!rc)
 			rc = build(&x, sys);
@@ -484,6 +585,7 @@ AFF_EXPORT int aff_topo_nccl_xml(const struct aff_topo *t, unsigned long flags,
 		lx->buffer_free(buf);
 	if (doc)
 		lx->free_doc(doc);
+	aff_nccl_src_close(&x.src);
 	free(x.keep);
 	free(x.xparent);
 	free(x.order);

@@ -207,7 +207,7 @@ int aff_vleases_parse(const char *text, struct aff_vleases *ls);
 
 /* ---- verify_judge.c ---- */
 
-#define AFF_VERIFY_NCHECKS 9
+#define AFF_VERIFY_NCHECKS 10
 extern const char *const aff_verify_check_ids[AFF_VERIFY_NCHECKS];
 
 /* Below this much anonymous memory, where it sits says nothing yet. */
@@ -247,6 +247,8 @@ struct judged {
 	int rank;			/* index in plan->rank, -1 */
 	enum aff_sev worst;
 	bool decided;
+	/* "=" and only its planned rails: the per-rank NCCL_IB_HCA an older railbind gave. */
+	char own_hca[256];
 };
 
 /* The planned CPUs, mems and rails of the process (NULL/empty when unknown). */
@@ -293,6 +295,16 @@ void aff_vj_check_nics(struct aff_verify *v, struct judged *j, const struct plan
 		       const struct nic_use *use, size_t nuse);
 void aff_vj_check_peers(struct aff_verify *v, struct judged *j, const struct planned *pl);
 void aff_vj_check_shared(struct aff_verify *v, struct judged *js, size_t n);
+void aff_vj_check_hca(struct aff_verify *v, struct judged *js, size_t n);
+/* Does NCCL_IB_HCA @filter let NCCL open verbs device @name, port @port (0: unknown)? */
+bool aff_vj_nccl_hca_selects(const char *filter, const char *name, int port);
+/*
+ * The NCCL_IB_HCA every rank of the node gets from @plan (its ranks' own
+ * when they all carry the same, else "=" and every planned rail port), ""
+ * when the plan has no rail.
+ */
+void aff_vj_node_hca(const struct aff_topo *t, const struct aff_plan *plan, char *buf,
+		     size_t len);
 
 /* ---- verify.c ---- */
 

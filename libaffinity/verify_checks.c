@@ -321,7 +321,7 @@ void aff_vj_check_nics(struct aff_verify *v, struct judged *j, const struct plan
 	enum aff_path want = AFF_PATH_NONE, got = AFF_PATH_NONE, best;
 	enum aff_sev sev = AFF_SEV_OK, s;
 	struct json_object *ev, *srcs;
-	char used[256] = "", rails[256] = "", fix[640];
+	char used[256] = "", rails[256] = "", fix[1024];
 	size_t u, i, k, worst = nuse;
 
 	if (!j->ngpu || !pl->nrails)
@@ -373,19 +373,18 @@ void aff_vj_check_nics(struct aff_verify *v, struct judged *j, const struct plan
 		snprintf(used + strlen(used), sizeof(used) - strlen(used), "%s%s", i ? "," : "",
 			 aff_audit_rail_name(t, use[worst].rail[i]));
 	{
-		char hca[256] = "";
+		const struct aff_rank *rk = j->rank >= 0 ? &j->plan->rank[j->rank] : NULL;
+		const char *ucx = NULL;
+		char hca[512];
 
-		for (i = 0; i < pl->nrails; i++) {
-			const struct aff_rail *r = &t->rail[pl->rails[i]];
-
-			if (r->name)
-				snprintf(hca + strlen(hca), sizeof(hca) - strlen(hca), "%s%s:%d",
-					 *hca ? "," : "", r->name, r->port > 0 ? r->port : 1);
-		}
+		aff_vj_node_hca(t, j->plan, hca, sizeof(hca));
+		for (i = 0; rk && rk->env && rk->env[i] && !ucx; i++)
+			if (!strncmp(rk->env[i], "UCX_NET_DEVICES=", 16))
+				ucx = rk->env[i] + 16;
 		snprintf(fix, sizeof(fix), *hca ?
-			 "restart it on its rail: NCCL_IB_HCA==%s UCX_NET_DEVICES=%s (what `railbind plan` gives it), or with `railbind run`" :
-			 "restart it on its rail (%s`railbind plan` names it), or with `railbind run`",
-			 hca, hca);
+			 "restart it with what `railbind plan` gives it (NCCL_IB_HCA=%s, the same on every rank of the node%s%s), or with `railbind run`" :
+			 "restart it on its rail (%s`railbind plan` names it%s%s), or with `railbind run`",
+			 hca, ucx ? "; UCX_NET_DEVICES=" : "", ucx ? ucx : "");
 	}
 	ev = json_object_new_object();
 	json_object_object_add(ev, "used", srcs);

@@ -324,11 +324,21 @@ static void find_planned(const struct aff_verify *v, const struct judged *j,
 	json_object_object_add(obj, "planned", o);
 }
 
-/* NCCL_IB_HCA's filter (NCCL's matchIfList): '^' excludes, '=' exact, else prefix. */
-static bool nccl_hca_selects(const char *filter, const char *name, int port)
+/*
+ * NCCL_IB_HCA as NCCL reads it (src/transport/net_ib/init.cc, ncclIbInitDevices;
+ * src/misc/utils.cc, parseStringList and matchIfList): a leading '^' excludes,
+ * then a leading '=' matches names exactly, else each entry is a prefix
+ * ("mlx5_1" also takes mlx5_10..mlx5_19). Entries are split at ',', each
+ * "name[:port[:rail[:plane]]]"; one with an empty name is dropped, only the
+ * first 32 are read (MAX_IB_DEVS), an absent or empty port matches any port.
+ * An empty list matches every device, so "^" alone excludes them all. @port
+ * is the verbs port; 0 (unknown) matches any entry's port.
+ */
+bool aff_vj_nccl_hca_selects(const char *filter, const char *name, int port)
 {
 	bool not = false, exact = false, hit = false;
 	char *copy, *item, *save = NULL;
+	int entries = 0;
 
 	if (*filter == '^') {
 		not = true;
@@ -339,22 +349,32 @@ static bool nccl_hca_selects(const char *filter, const char *name, int port)
 		filter++;
 	}
 	copy = strdup(filter);
-	for (item = copy ? strtok_r(copy, ",", &save) : NULL; item && !hit;
+	if (!copy)
+		return false;
+	for (item = strtok_r(copy, ",", &save); item && entries < 32;
 	     item = strtok_r(NULL, ",", &save)) {
 		char *colon = strchr(item, ':');
 		int want = -1;
 
 		if (colon) {
+			char *next = strchr(colon + 1, ':');
+
 			*colon = '\0';
+			if (next)
+				*next = '\0';
 			if (colon[1])
 				want = atoi(colon + 1);
 		}
 		if (!*item)
 			continue;
-		hit = (exact ? !strcmp(name, item) : !strncmp(name, item, strlen(item))) &&
-		      (want < 0 || port <= 0 || want == port);
+		entries++;
+		if (!hit)
+			hit = (exact ? !strcmp(name, item) : !strncmp(name, item, strlen(item))) &&
+			      (want == -1 || port <= 0 || want == port);
 	}
 	free(copy);
+	if (!entries)
+		hit = true;
 	return hit != not;
 }
 
@@ -375,6 +395,21 @@ static bool ucx_selects(const char *list, const char *name)
 	}
 	free(copy);
 	return hit;
+}
+
+/* "=" and its planned rails' ports: the per-rank NCCL_IB_HCA an older railbind gave. */
+static void own_hca(const struct aff_topo *t, const struct planned *pl, char *buf, size_t len)
+{
+	size_t i;
+
+	*buf = '\0';
+	for (i = 0; i < pl->nrails; i++) {
+		const struct aff_rail *r = &t->rail[pl->rails[i]];
+
+		if (r->name)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s:%d", *buf ? "," : "=",
+				 r->name, r->port > 0 ? r->port : 1);
+	}
 }
 
 /* ---- one process ---- */
@@ -429,6 +464,33 @@ static void add_nic_use(struct nic_use *u, int r)
 		u->rail[u->n++] = r;
 }
 
+/*
+ * Of the rails NCCL_IB_HCA lets NCCL open, the ones it would give the GPU:
+ * those at the best path class from it (NCCL's topology search ranks a GPU's
+ * NICs by path, src/graph/search.cc). A rank given the node's rails uses its
+ * own; one given another GPU's rail alone uses that one.
+ */
+static void nccl_picks(const struct aff_topo *t, const struct judged *j, struct nic_use *u)
+{
+	enum aff_path best = AFF_PATH_NONE;
+	size_t i, k = 0;
+
+	if (!j->ngpu || !u->n)
+		return;
+	for (i = 0; i < u->n; i++) {
+		enum aff_path p = aff_vj_best_path(t, j, u->rail[i]);
+
+		if (p != AFF_PATH_NONE && (best == AFF_PATH_NONE || p < best))
+			best = p;
+	}
+	if (best == AFF_PATH_NONE)
+		return;
+	for (i = 0; i < u->n; i++)
+		if (aff_vj_best_path(t, j, u->rail[i]) == best)
+			u->rail[k++] = u->rail[i];
+	u->n = k;
+}
+
 static void find_nics(const struct aff_verify *v, struct judged *j, struct nic_use *use,
 		      struct json_object *arr)
 {
@@ -468,13 +530,15 @@ static void find_nics(const struct aff_verify *v, struct judged *j, struct nic_u
 
 		if (!r->name || !r->rdma)
 			continue;
-		if (p->env[AFF_VENV_NCCL_IB_HCA] && *p->env[AFF_VENV_NCCL_IB_HCA] &&
-		    nccl_hca_selects(p->env[AFF_VENV_NCCL_IB_HCA], r->name, r->port))
+		/* NCCL opens only ACTIVE ports; UCX does not look at the state. */
+		if (p->env[AFF_VENV_NCCL_IB_HCA] && (!r->port_state || !strcmp(r->port_state, "ACTIVE")) && *p->env[AFF_VENV_NCCL_IB_HCA] &&
+		    aff_vj_nccl_hca_selects(p->env[AFF_VENV_NCCL_IB_HCA], r->name, r->port))
 			add_nic_use(&use[1], (int)i);
 		if (p->env[AFF_VENV_UCX_NET_DEVICES] && *p->env[AFF_VENV_UCX_NET_DEVICES] &&
 		    ucx_selects(p->env[AFF_VENV_UCX_NET_DEVICES], r->name))
 			add_nic_use(&use[2], (int)i);
 	}
+	nccl_picks(t, j, &use[1]);
 	/* Selecting every rail says nothing about which one it uses. */
 	if (use[2].n == t->nrail)
 		use[2].n = 0;
@@ -550,6 +614,7 @@ static int judge_one(struct aff_verify *v, struct judged *j)
 		aff_vj_unknown(j, "env", "%s", p->unreadable_why[3]);
 	json_object_object_add(o, "lease", lease_json(j->lease));
 	find_planned(v, j, &pl, o);
+	own_hca(t, &pl, j->own_hca, sizeof(j->own_hca));
 	if (j->ngpu == 1)
 		snprintf(subject, sizeof(subject), "its GPU %s is", aff_vj_gpu_pci(t, j->gpu[0]));
 	else if (j->ngpu)
@@ -661,8 +726,10 @@ int aff_verify_judge(struct aff_verify *v)
 		else
 			rc = judge_one(v, j);
 	}
-	if (!rc)
+	if (!rc) {
 		aff_vj_check_shared(v, js, n);
+		aff_vj_check_hca(v, js, n);
+	}
 	for (i = 0; i < n; i++) {
 		if (!rc) {
 			finish(&js[i]);

@@ -18,7 +18,7 @@ struct aff_ctx;
 struct json_object;
 
 /* The aspects, in report order. */
-#define FLEET_NASPECTS 7
+#define FLEET_NASPECTS 8
 extern const char *const fleet_aspects[FLEET_NASPECTS];
 
 /*

@@ -79,6 +79,22 @@ static bool about(const char *subject, struct json_object *words)
 	return false;
 }
 
+/*
+ * What a rail that differs does to NCCL, in one line. NCCL pairs NICs by
+ * index across nodes (NVIDIA/nccl#1591) and, from 2.30.3, compares only
+ * their count (src/init.cc): NCCL_IGNORE_NET_MISMATCH defaults to 1, which
+ * logs "Detected mixed local Net device counts" and goes on (the hang of
+ * NVIDIA/nccl#2428); 0 makes the init fail.
+ */
+static const char *rails_consequence(const char *subject, struct json_object *value)
+{
+	if (!strcmp(subject, "count"))
+		return "NCCL pairs NICs by index across nodes and compares only their count: by default (NCCL_IGNORE_NET_MISMATCH=1) it logs \"Detected mixed local Net device counts\" and goes on, and the job can hang; with NCCL_IGNORE_NET_MISMATCH=0 its init fails";
+	if (!value)
+		return "NCCL's NIC of this index on the other nodes has no peer here (see count)";
+	return "NCCL pairs NICs by index across nodes and does not check them: this index is another rail here (another rate, link layer or place), so its traffic runs at the slower rate or crosses rails";
+}
+
 static void add_diff(struct json_object *diffs, const char *aspect, const char *subject,
 		     struct json_object *value, struct json_object *ref)
 {
@@ -88,6 +104,9 @@ static void add_diff(struct json_object *diffs, const char *aspect, const char *
 	json_object_object_add(d, "subject", json_object_new_string(subject));
 	json_object_object_add(d, "value", json_object_get(value));
 	json_object_object_add(d, "majority", json_object_get(ref));
+	if (!strcmp(aspect, "rails"))
+		json_object_object_add(d, "consequence",
+				       json_object_new_string(rails_consequence(subject, value)));
 	json_object_array_add(diffs, d);
 }
 

@@ -5,9 +5,9 @@
  * that text (aff_topo_load_buffer) and audited; an audit document
  * (railbind.audit/1) is taken as it is. What both tell (devices, paths,
  * numa, checks) is taken from the audit document in both cases, by the same
- * code, so a node's snapshot and its audit compare equal. Links, ACS and
- * the machine come from the model (aff_topo_facts_json), which only a
- * topology file gives.
+ * code, so a node's snapshot and its audit compare equal. Rails, links,
+ * ACS and the machine come from the model (aff_topo_facts_json), which only
+ * a topology file gives.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -20,7 +20,7 @@
 #include "railbind.h"
 
 const char *const fleet_aspects[FLEET_NASPECTS] = {
-	"devices", "paths", "numa", "checks", "links", "acs", "machine",
+	"devices", "rails", "paths", "numa", "checks", "links", "acs", "machine",
 };
 
 static void fact(struct json_object *facts, const char *value, const char *fmt, ...)

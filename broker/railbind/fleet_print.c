@@ -57,6 +57,8 @@ static void print_group(FILE *f, struct json_object *g, size_t num, int details)
 		fprintf(f, "  %-8s %s: %s; majority: %s\n", or(rb_jstr(d, "aspect"), "?"),
 			or(rb_jstr(d, "subject"), "?"), or(rb_jstr(d, "value"), "absent"),
 			or(rb_jstr(d, "majority"), "absent"));
+		if (rb_jstr(d, "consequence"))
+			fprintf(f, "           %s\n", rb_jstr(d, "consequence"));
 	}
 	if (i < nd)
 		fprintf(f, "  and %zu more differences (--details lists them)\n", nd - i);

@@ -38,5 +38,31 @@ else bad "warnings with -w: rc=$rc died=$DIED"; fi
 try --input /nonexistent/railbind.xml
 if [ "$rc" -eq 0 ] && [ -z "$DIED" ] && [[ "$LOGGED" == *"could not decide"*"/nonexistent/railbind.xml"* ]]; then ok
 else bad "unreadable input: rc=$rc died=$DIED logged=$LOGGED"; fi
+
+# check_railbind_rails: the node's rails against a reference node's snapshot.
+# rails-sym is the reference; rails-asym the same node less one rail; the
+# same node with every RDMA device renamed has the same rails.
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/railbind-nhc.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+sed 's/"mlx5_/"rdma_rail/g; s/value="mlx5_/value="rdma_rail/g' "$FIX/rails-sym.xml" >"$tmp/renamed.xml"
+rtry() {
+	DIED= LOGGED=
+	check_railbind_rails "$@"
+	rc=$?
+}
+rtry -s "$FIX/rails-sym.xml" "$FIX/rails-sym.xml"
+if [ "$rc" -eq 0 ] && [ -z "$DIED" ]; then ok; else bad "rails as the reference's: rc=$rc died=$DIED"; fi
+rtry -s "$FIX/rails-asym.xml" "$FIX/rails-sym.xml"
+if [ "$rc" -eq 1 ] && [[ "$DIED" == *"rails differ"*"count: 3; majority: 4"* ]]; then ok
+else bad "a rail missing: rc=$rc died=$DIED"; fi
+if grep -q rdma_rail0 "$tmp/renamed.xml" && ! grep -q mlx5_ "$tmp/renamed.xml"; then
+	rtry -s "$tmp/renamed.xml" "$FIX/rails-sym.xml"
+	if [ "$rc" -eq 0 ] && [ -z "$DIED" ]; then ok; else bad "rails renamed only: rc=$rc died=$DIED"; fi
+else
+	bad "the renamed copy of rails-sym still names mlx5_ devices"
+fi
+rtry -s /nonexistent/node.xml "$FIX/rails-sym.xml"
+if [ "$rc" -eq 0 ] && [ -z "$DIED" ] && [[ "$LOGGED" == *"exited 2"* ]]; then ok
+else bad "unreadable snapshot: rc=$rc died=$DIED logged=$LOGGED"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -56,8 +56,22 @@ if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
     [ "$(jq -c '[.summary | to_entries[] | select(.value != "ok") | .key] | sort' "$tmp/out")" = \
 	'["link-flapping","pcie-errors","port-flapping","transceiver"]' ] &&
     [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["link-flapping","pcie-errors","port-flapping","transceiver"]' ] &&
-    [ "$(jq '.summary | length' "$tmp/out")" = 14 ]; then ok
+    [ "$(jq '.summary | length' "$tmp/out")" = 15 ] &&
+    jq -e '[.checks[] | select(.id == "rails-asymmetric") | .message] == ["nothing found"]' "$tmp/out" >/dev/null; then ok
 else bad "audit-ok: rc=$rc $(jq -c .summary "$tmp/out" 2>/dev/null)"; fi
+
+# rails-asymmetric: two rails for socket 0's two GPUs, one for socket 1's two.
+# One line of information, the status still ok; the same node with its fourth
+# rail (rails-sym) says nothing.
+run --json -i "$FIX/rails-asym.xml"
+if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
+    jq -e '[.checks[] | select(.id == "rails-asymmetric")] | length == 1 and .[0].severity == "ok" and
+	.[0].evidence.nodes == [{"numa":0,"gpus":2,"rails":2},{"numa":1,"gpus":2,"rails":1}] and
+	(.[0].message | test("not symmetric across sockets") and test("NUMA node 1 has 1 rail for 2 GPUs"))' "$tmp/out" >/dev/null
+then ok; else bad "rails-asymmetric on rails-asym: rc=$rc $(jq -c '.checks[] | select(.id == "rails-asymmetric")' "$tmp/out" 2>/dev/null)"; fi
+run --json -i "$FIX/rails-sym.xml"
+if [ "$rc" -eq 0 ] && jq -e '[.checks[] | select(.id == "rails-asymmetric") | .message] == ["nothing found"]' "$tmp/out" >/dev/null
+then ok; else bad "rails-asymmetric on rails-sym: rc=$rc"; fi
 
 # Health over time: audit-ok with the counters a snapshot carries (discovery's
 # health attributes), all zero: every check decided and ok. health OUT SET...

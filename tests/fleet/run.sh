@@ -57,7 +57,7 @@ SCHEMA='.schema == "railbind.fleet/1" and (.status | IN("ok","outliers","unreada
 	and .agree + .outliers == .nodes and (.hosts | length) == .nodes
 	and ([.groups[].count] | add // 0) == .outliers
 	and all(.groups[]; .count == (.nodes | length) and (.aspects | length) > 0
-		and all(.differences[]; (.aspect | IN("devices","paths","numa","checks","links","acs","machine"))
+		and all(.differences[]; (.aspect | IN("devices","rails","paths","numa","checks","links","acs","machine"))
 			and (.subject | type) == "string" and (.value != null or .majority != null)))
 	and all(.unreadable[]; (.file | type) == "string" and (.error | type) == "string")
 	and all(.aspects[]; .majority <= .nodes and (.reference | type) == "object")
@@ -109,16 +109,40 @@ while read -r name fault; do
 		jqt "$g | all(.differences[]; .aspect != \"paths\" and .aspect != \"numa\")" \
 			"$name (missing GPU): its paths and NUMA are not repeated"
 		;;
+	norail)
+		jqt "$g | any(.differences[]; .aspect == \"rails\" and .subject == \"count\" and .value == \"7\" and .majority == \"8\" and
+			(.consequence | test(\"NCCL_IGNORE_NET_MISMATCH=0\") and test(\"hang\")))" \
+			"$name (missing rail): 7 rails of 8, a hang by default, a refusal with NCCL_IGNORE_NET_MISMATCH=0"
+		jqt "$g | [.differences[] | select(.aspect == \"rails\") | .subject] == [\"count\", \"rail 7\"]" \
+			"$name (missing rail): the count and the last rail, nothing else under rails"
+		;;
+	slow)
+		jqt "$g | [.differences[] | select(.aspect == \"rails\") | [.subject, (.value | test(\" 200 Gb/s\")), (.majority | test(\" 400 Gb/s\"))]] == [[\"rail 0\", true, true]]" \
+			"$name (slow rail): rail 0 at 200 Gb/s where most run 400"
+		;;
+	order)
+		jqt "$g | [.differences[] | select(.aspect == \"rails\") | [.subject, (.value | test(\"nearest GPU 2 \")), (.majority | test(\"nearest GPU 0 \"))]] == [[\"rail 1\", true, true]]" \
+			"$name (rails in another order): NCCL's NIC 1 is GPU 2's, most nodes' GPU 0's"
+		;;
+	rename)
+		jqt "$g | .aspects | index(\"rails\") == null" "$name (RDMA devices renamed): not under rails"
+		;;
 	*) bad "mkfleet planted an unknown fault $fault" ;;
 	esac
 done <"$T/nodes.planted"
-jqt '(.groups | length) == 4' "4 groups (the 3 x8 nodes and the 2 ACS nodes each listed together)"
+jqt '(.groups | length) == 8' "8 groups (the 3 x8 nodes and the 2 ACS nodes each listed together)"
+# Under rails: exactly the nodes whose rails NCCL would pair differently.
+jq -r '.groups[] | select(.aspects | index("rails")) | .nodes[]' "$T/fleet.json" | sort >"$T/rails.reported"
+awk '$2 == "norail" || $2 == "slow" || $2 == "order" { print $1 }' "$T/nodes.planted" | sort >"$T/rails.expected"
+if [ -s "$T/rails.expected" ] && cmp -s "$T/rails.reported" "$T/rails.expected"; then ok
+else bad "nodes under rails: $(tr '\n' ' ' <"$T/rails.reported"), expected $(tr '\n' ' ' <"$T/rails.expected")"; fi
+jqt '.aspects.rails.reference.count == "8" and .aspects.rails.majority == '"$((N - 3))" "rails: 8 rails on all but the 3 nodes"
 
 # One process or two: the same document.
 run fleet --json --jobs 1 "$T/nodes"
 if cmp -s "$T/out" "$T/fleet.json"; then ok; else bad "--jobs 1 and the default give different documents"; fi
 run fleet --jobs 2 "$T/nodes"
-if [ "$rc" -eq 1 ] && grep -q "^railbind fleet: $N files, $N nodes read, $((N - 7)) agree with the majority, 7 outliers in 4 groups, 0 unreadable$" "$T/out" &&
+if [ "$rc" -eq 1 ] && grep -q "^railbind fleet: $N files, $N nodes read, $((N - 11)) agree with the majority, 11 outliers in 8 groups, 0 unreadable$" "$T/out" &&
     grep -q "^  nodes: $(awk '$2 == "x8" { printf "%s%s", s, $1; s = ", " }' "$T/nodes.planted")$" "$T/out" &&
     grep -q '^Status: outliers$' "$T/out"
 then ok; else bad "text report of $N nodes: $(head -1 "$T/out")"; fi

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # One round trip (run.sh runs it for every file): FILE -> railbind nccl-topo
-# -> re-import; prints one line: "ok|inexact|skip|FAIL <label> <why>".
+# -> NCCL's rules (nccl_rules.py) -> re-import; prints one line:
+# "ok|inexact|skip|FAIL <label> <why>".
 # Needs RAILBIND, HERE, TMP, and LABEL (the name in inexact.txt) set.
 set -u
 f=$1
@@ -21,6 +22,11 @@ fi
 if ! xmllint --noout "$d/x.xml" 2> "$d/err" ||
    [ "$(xmllint --xpath 'string(/system/@version)' "$d/x.xml")" != 1 ]; then
 	echo "FAIL $label export is not well-formed <system version=\"1\">: $(head -c 300 "$d/err")"
+	exit 0
+fi
+# What NCCL requires of the file, and keeps from an NCCL input (nccl_rules.py).
+if ! python3 "$HERE/nccl_rules.py" "$f" "$d/x.xml" > "$d/rules" 2>&1; then
+	echo "FAIL $label export breaks NCCL's rules: $(head -3 "$d/rules" | tr '\n' ';')"
 	exit 0
 fi
 if ! "$RAILBIND" topo --json -i "$d/x.xml" > "$d/b.json" 2> "$d/err"; then

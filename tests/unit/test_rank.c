@@ -69,16 +69,35 @@ static struct aff_topo *load_via_nccl(const struct aff_topo *t, char *dir, size_
 	return back;
 }
 
-/* The rail of t that is rail r of topology from: same PCI address, port, name. */
+static bool same_nic(const struct aff_topo *a, const struct aff_rail *x, const struct aff_topo *b,
+		     const struct aff_rail *y)
+{
+	return !strcmp(a->dev[x->dev].pci, b->dev[y->dev].pci) &&
+	       !strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+/*
+ * The rail of t that is rail r of topology from: same PCI address and name,
+ * and among the ports of that device the same one in port order. Not the
+ * port number: NCCL's XML writes a port as the verbs port plus its index on
+ * the PCI device, which an import may keep or undo.
+ */
 static int rail_at(const struct aff_topo *t, const struct aff_topo *from,
 		   const struct aff_rail *r)
 {
-	const char *pci = from->dev[r->dev].pci;
-	size_t i;
+	size_t i, k = 0;
 
+	/* A port not ACTIVE is in no NCCL file: only its own number finds it. */
+	for (i = 0; r->excl == AFF_EXCL_DOWN && i < t->nrail; i++)
+		if (same_nic(t, &t->rail[i], from, r) && t->rail[i].port == r->port)
+			return (int)i;
+	if (r->excl == AFF_EXCL_DOWN)
+		return -1;
+	for (i = 0; &from->rail[i] != r; i++)
+		if (same_nic(from, &from->rail[i], from, r) && from->rail[i].excl != AFF_EXCL_DOWN)
+			k++;
 	for (i = 0; i < t->nrail; i++)
-		if (!strcmp(t->dev[t->rail[i].dev].pci, pci) && t->rail[i].port == r->port &&
-		    !strcmp(t->rail[i].name ? t->rail[i].name : "", r->name ? r->name : ""))
+		if (same_nic(t, &t->rail[i], from, r) && !k--)
 			return (int)i;
 	return -1;
 }

@@ -288,7 +288,8 @@ start viarun env RAILBIND_SOCKET="$tmp/none.sock" "$RAILBIND" run -i "$FIX/verif
 V --json -i "$FIX/verify8.xml" --pid "$viarun"
 if [ "$rc" -eq 0 ] && jq -e '.processes[0] | .planned.from == "railbind-env" and
     .planned.cpus_from == "railbind-env" and .cpus.allowed == "0" and .memory.policy == "prefer:0" and
-    .env.RAILBIND_GPU == "0000:15:00.0" and .env.NCCL_IB_HCA == "=mlx5_3:1" and .rank.local_rank == 3' \
+    .env.RAILBIND_GPU == "0000:15:00.0" and (.env.NCCL_IB_HCA | startswith("=") and (ltrimstr("=") | split(",") | any(.[]; . == "mlx5_3:1"))) and
+    .rank.local_rank == 3' \
     "$tmp/out" >/dev/null
 then ok; else bad "railbind run: rc=$rc $(jq -c '.processes[0] | [.planned, .memory.policy]' "$tmp/out")"; fi
 stop "$viarun"
@@ -330,10 +331,11 @@ then ok; else bad "--all lists a node service"; fi
 stop "$cvd" "$uuid" "$every" "$uvmonly" "$everyrank"
 
 # ---- 6. NCCL_IB_HCA and UCX_NET_DEVICES ----------------------------------------
-start hca taskset -c 0 env LOCAL_RANK=1 NCCL_IB_HCA==mlx5_8:1 + --open "$D/nvidia1" --open "$D/infiniband/uverbs1"
-start hcaok taskset -c 0 env LOCAL_RANK=2 NCCL_IB_HCA=mlx5_2 UCX_NET_DEVICES=mlx5_2:1 + --open "$D/nvidia2"
-start hcanot taskset -c 0 env LOCAL_RANK=0 'NCCL_IB_HCA=^mlx5_0,mlx5_1' + --open "$D/nvidia0"
-start ucx taskset -c 0 env LOCAL_RANK=3 UCX_NET_DEVICES=mlx5_2:1 + --open "$D/nvidia3"
+# Each its own job: ranks of one job with different lists are scene 6b's.
+start hca taskset -c 0 env SLURM_JOB_ID=6a LOCAL_RANK=1 NCCL_IB_HCA==mlx5_8:1 + --open "$D/nvidia1" --open "$D/infiniband/uverbs1"
+start hcaok taskset -c 0 env SLURM_JOB_ID=6b LOCAL_RANK=2 NCCL_IB_HCA=mlx5_2 UCX_NET_DEVICES=mlx5_2:1 + --open "$D/nvidia2"
+start hcanot taskset -c 0 env SLURM_JOB_ID=6c LOCAL_RANK=0 'NCCL_IB_HCA=^mlx5_0,mlx5_1' + --open "$D/nvidia0"
+start ucx taskset -c 0 env SLURM_JOB_ID=6d LOCAL_RANK=3 UCX_NET_DEVICES=mlx5_2:1 + --open "$D/nvidia3"
 V --json -i "$FIX/verify8.xml" --pid "$hca" "$hcaok" "$hcanot" "$ucx"
 if [ "$rc" -eq 2 ] && [ "$(ids "$hca")" = nic-not-rail ] && [ "$(status_of "$hcaok")" = ok ] &&
     [ "$(ids "$hcanot")" = nic-not-rail ] && [ "$(ids "$ucx")" = nic-not-rail ] &&
@@ -345,6 +347,57 @@ if [ "$rc" -eq 2 ] && [ "$(ids "$hca")" = nic-not-rail ] && [ "$(status_of "$hca
 	.severity == "warn" and .evidence.used.UCX_NET_DEVICES == ["mlx5_2"] and .evidence.path == "PIX"' "$tmp/out" >/dev/null
 then ok; else bad "NCCL_IB_HCA/UCX: rc=$rc $(ids "$hca")/$(status_of "$hcaok")/$(ids "$hcanot")/$(ids "$ucx")"; fi
 stop "$hca" "$hcaok" "$hcanot" "$ucx"
+
+# ---- 6b. One job, one NCCL_IB_HCA on every rank of the node ---------------------
+# The node-wide list: `railbind plan`'s, the same on every rank (where a plan
+# still gives each rank its own, "=" and the union of the ranks' rail ports).
+"$RAILBIND" plan --json -i "$FIX/verify8.xml" >"$tmp/plan" 2>"$tmp/err"
+NW=$(jq -r 'if ([.ranks[].env.NCCL_IB_HCA] | unique | length) == 1 then .ranks[0].env.NCCL_IB_HCA
+	else "=" + ([.ranks[].nics[] | "\(.name):\(.port)"] | unique | join(",")) end' "$tmp/plan")
+case $NW in =mlx5_0:1,mlx5_1:1,*) ok ;; *) bad "node-wide NCCL_IB_HCA of verify8: $NW" ;; esac
+# Rank 1 carries the per-rank form an older railbind gave (its own rail only);
+# ranks 0 and 2 the node's. Rank 3 has NCCL_IB_HCA unset: NCCL opens every port.
+start w0 taskset -c 0 env SLURM_JOB_ID=66 LOCAL_RANK=0 NCCL_IB_HCA="$NW" + --open "$D/nvidia0" --open "$D/infiniband/uverbs0"
+start w1 taskset -c 0 env SLURM_JOB_ID=66 LOCAL_RANK=1 NCCL_IB_HCA==mlx5_1:1 + --open "$D/nvidia1" --open "$D/infiniband/uverbs1"
+start w2 taskset -c 0 env SLURM_JOB_ID=66 LOCAL_RANK=2 NCCL_IB_HCA="$NW" + --open "$D/nvidia2" --open "$D/infiniband/uverbs2"
+start w3 taskset -c 0 env SLURM_JOB_ID=66 LOCAL_RANK=3 + --open "$D/nvidia3" --open "$D/infiniband/uverbs3"
+# Another job's rank with its own list is no node-mate of these.
+start x4 taskset -c 0 env SLURM_JOB_ID=67 LOCAL_RANK=4 NCCL_IB_HCA==mlx5_4:1 + --open "$D/nvidia4"
+V --json -i "$FIX/verify8.xml" --pid "$w0" "$w1" "$w2" "$w3" "$x4"
+finding() { jq -c --argjson p "$1" --arg id "$2" '.processes[] | select(.pid == $p) | .findings[] | select(.id == $id)' "$tmp/out"; }
+if [ "$rc" -eq 2 ] && [ "$(ids "$w1")" = nccl-hca-mismatch ] && [ "$(ids "$w3")" = nccl-hca-mismatch ] &&
+    [ "$(status_of "$w0")" = ok ] && [ "$(status_of "$w2")" = ok ] && [ "$(status_of "$x4")" = ok ] &&
+    finding "$w1" nccl-hca-mismatch | jq -e --arg nw "$NW" --argjson w0 "$w0" '.severity == "fail" and
+	.evidence.cause == "per-rank-railbind" and .evidence.NCCL_IB_HCA == "=mlx5_1:1" and
+	.evidence.node_wide == $nw and (.remedy | contains("NCCL_IB_HCA=" + $nw)) and
+	(.message | contains("older railbind")) and any(.evidence.mates[]; .pid == $w0 and .NCCL_IB_HCA == $nw)' >/dev/null &&
+    finding "$w3" nccl-hca-mismatch | jq -e '.evidence.NCCL_IB_HCA == null and .evidence.cause == null and
+	(.message | contains("unset"))' >/dev/null &&
+    [ "$(jq '.summary["nccl-hca-mismatch"]' "$tmp/out")" = '"fail"' ]
+then ok; else bad "nccl-hca-mismatch, per-rank form planted: rc=$rc $(ids "$w1")/$(ids "$w3")/$(status_of "$w0")/$(status_of "$x4") $(finding "$w1" nccl-hca-mismatch)"; fi
+# The text form names the cause.
+V -i "$FIX/verify8.xml" --pid "$w0" "$w1"
+if [ "$rc" -eq 2 ] && grep -q "nccl-hca-mismatch.*older railbind" "$tmp/out"
+then ok; else bad "nccl-hca-mismatch in text: rc=$rc $(head -c 400 "$tmp/out")"; fi
+stop "$w1" "$w3"
+# Every rank with the node-wide form: nothing to say; NCCL picks each GPU's own rail.
+start w1 taskset -c 0 env SLURM_JOB_ID=66 LOCAL_RANK=1 NCCL_IB_HCA="$NW" + --open "$D/nvidia1" --open "$D/infiniband/uverbs1"
+V --json -i "$FIX/verify8.xml" --pid "$w0" "$w1" "$w2"
+if [ "$rc" -eq 0 ] && [ "$(jq -r '[.processes[].status] | unique | join(",")' "$tmp/out")" = ok ] &&
+    [ "$(jq '.summary["nccl-hca-mismatch"]' "$tmp/out")" = '"ok"' ]
+then ok; else bad "node-wide NCCL_IB_HCA on every rank: rc=$rc $(ids "$w0")/$(ids "$w1")/$(ids "$w2")"; fi
+stop "$w0" "$w1" "$w2" "$x4"
+# All ranks agreeing on one wrong list: no mismatch, but NCCL picks another GPU's
+# rail (the nearest it may open) and that is nic-not-rail, its fix the node's list.
+start y0 taskset -c 0 env SLURM_JOB_ID=68 LOCAL_RANK=0 NCCL_IB_HCA==mlx5_2:1,mlx5_3:1 + --open "$D/nvidia0"
+start y2 taskset -c 0 env SLURM_JOB_ID=68 LOCAL_RANK=2 NCCL_IB_HCA==mlx5_2:1,mlx5_3:1 + --open "$D/nvidia2"
+V --json -i "$FIX/verify8.xml" --pid "$y0" "$y2"
+if [ "$rc" -eq 2 ] && [ "$(ids "$y0")" = nic-not-rail ] && [ "$(status_of "$y2")" = ok ] &&
+    finding "$y0" nic-not-rail | jq -e --arg nw "$NW" '.evidence.used.NCCL_IB_HCA != null and
+	(.evidence.used.NCCL_IB_HCA | index("mlx5_0") | not) and (.remedy | contains("NCCL_IB_HCA=" + $nw))' >/dev/null
+then ok; else bad "one wrong list on every rank: rc=$rc $(ids "$y0")/$(ids "$y2") $(finding "$y0" nic-not-rail)"; fi
+stop "$y0" "$y2"
+
 # An RDMA service (no GPU, no rank) is not judged; a CPU-only rank is, against its NIC.
 start svc + --open "$D/infiniband/uverbs8"
 start cpurank taskset -c 1 env LOCAL_RANK=0 + --open "$D/infiniband/uverbs0" --mem 24
