@@ -13,6 +13,7 @@ scale: 8 GPUs behind switches with 16 NIC PFs, then the same PFs with 128
 VFs each (2048 VFs, created by the kernel's SR-IOV code): snapshot size and
 the cost of one render, measured against reading the same snapshot again.
 Uses guest.py's TAP and helpers, passed in as `g`."""
+import json
 import os
 import re
 import threading
@@ -354,3 +355,188 @@ def shared_check(g, size, label, n=100):
           "%s: %d descriptors that read the %d-byte snapshot grew vmalloc by %d kB, not "
           "%d x its size" % (label, n, size, grown, n), grown)
     return "%d open descriptors +%d kB vmalloc" % (n, grown)
+
+
+FB_PARAMS = "/sys/module/%s/parameters/" % FB
+
+
+def fb_param(name, value):
+    """Set one of railbind_fakebus's run-time parameters; churn=0 returns
+    once every VF is gone."""
+    with open(FB_PARAMS + name, "w") as f:
+        f.write(str(value))
+
+
+def fake_devs(recs):
+    return [d for t, d in recs if t == "dev" and domain_of(d["pci"]) == "10000"]
+
+
+def scenario_sriov(g, top, mod):
+    if not os.path.exists(fb_ko(top)):
+        g.skip("SR-IOV removal from a PF's own path", "railbind_fakebus.ko not built")
+        return
+    r = load(top, "layout=rails vfs=2")
+    if not g.tap(r == 0, "railbind_fakebus layout=rails vfs=2 loads (16 PFs, 32 VFs)",
+                 os.strerror(r) if r else None):
+        return
+    try:
+        sriov_churn(g, mod)
+        snap_memory(g, mod)
+    finally:
+        try:
+            fb_param("del_delay_ms", 0)
+            fb_param("churn", 0)
+            fb_param("hold_rescan_ms", 0)
+        except OSError:
+            pass
+        mod.unload()
+        r = unload()
+        mod.load()
+        g.tap(r == 0, "railbind_fakebus unloads after the SR-IOV churn",
+              os.strerror(r) if r else None)
+
+
+def sriov_churn(g, mod, loads=4):
+    """A PF's driver disabling SR-IOV from its remove or reset path holds
+    the PF's device lock, not the rescan lock. Each VF's removal is held
+    300 ms after BUS_NOTIFY_DEL_DEVICE (still on the bus list), and a
+    rescan elsewhere holds the rescan lock 300 ms at a time, while railbind
+    loads and walks that list: railbind 0.1.0, which took the rescan lock
+    for its walk after registering its notifier, tracked a VF removed
+    meanwhile for as long as it stayed loaded (and read its PF through a
+    pointer the VF no longer held)."""
+    mod.unload()
+    fb_param("hold_rescan_ms", 300)
+    fb_param("del_delay_ms", 300)
+    fb_param("churn", 1)
+    stale, torn, orphans, errs = [], [], [], []
+    for i in range(loads):
+        time.sleep(0.3 + 0.2 * i)
+        r = mod.load()
+        if r.returncode:
+            errs.append(r.stdout)
+            break
+        # After the load, with the churn going on: whole snapshots, and
+        # every VF names a PF the snapshot has.
+        time.sleep(1.0)
+        data = g.snapshot().encode()
+        if not stress.snapshot_whole(data):
+            torn.append(data[-80:])
+        devs = fake_devs(g.parse(data.decode()))
+        pfs = {d["pci"] for d in devs if d.get("physfn", "-") == "-"}
+        orphans += ["%s: physfn=%s" % (d["pci"], d["physfn"]) for d in devs
+                    if d.get("physfn", "-") != "-" and d["physfn"] not in pfs]
+        # The load is over: stop without holding each removal.
+        fb_param("del_delay_ms", 0)
+        fb_param("churn", 0)
+        devs = fake_devs(g.parse(g.snapshot()))
+        stale += ["load %d: %s" % (i, d["pci"]) for d in devs
+                  if d.get("physfn", "-") != "-" or
+                  not os.path.exists("/sys/bus/pci/devices/" + d["pci"])]
+        nics = sum(1 for d in devs if d["kind"] == "nic")
+        if nics != 16:
+            errs.append("load %d: %d fake NICs after the churn, want the 16 PFs" % (i, nics))
+        mod.unload()
+        fb_param("del_delay_ms", 300)
+        fb_param("churn", 1)
+    fb_param("del_delay_ms", 0)
+    fb_param("churn", 0)
+    fb_param("hold_rescan_ms", 0)
+    mod.load()
+    g.tap(not errs and not torn, "%d loads of railbind while a PF-like path disables and "
+          "re-enables SR-IOV, and after: whole snapshots" % loads, errs + torn[:3])
+    g.tap(not orphans, "every VF record names its PF, as recorded when the VF came",
+          orphans[:10])
+    g.tap(not stale, "no VF removed during a load is tracked after (%d loads)" % loads,
+          stale[:10])
+
+
+# What the helper below does in its own memory cgroup: re-render N times
+# (an ACS bit of a fake port toggled; refresh_ms=1), keeping each
+# descriptor open, attached to its generation.
+SNAP_HELPER = r'''
+import errno, json, os, subprocess, sys
+cg, port, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+    f.write(str(os.getpid()))
+def kernel():
+    with open(os.path.join(cg, "memory.stat")) as f:
+        return dict(l.split() for l in f)["kernel"]
+def whole(fd):
+    chunks = []
+    while True:
+        b = os.read(fd, 1 << 20)
+        if not b:
+            return b"".join(chunks)
+        chunks.append(b)
+def toggle(i):
+    subprocess.run(["setpci", "-s", port, "ECAP0d+6.w=%04x" % (i & 1)], check=True)
+toggle(1)
+fd = os.open("/dev/railbind", os.O_RDONLY)
+size = len(whole(fd))
+os.close(fd)
+k0 = int(kernel())
+fds = []
+for i in range(n):
+    toggle(i)
+    fd = os.open("/dev/railbind", os.O_RDONLY)
+    whole(fd)
+    fds.append(fd)
+k1 = int(kernel())
+def pread(fd):
+    try:
+        return len(os.pread(fd, 16, 1))
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+res = {"size": size, "grown": k1 - k0, "first": pread(fds[0]), "last": pread(fds[-1]),
+       "again": len(os.pread(fds[0], 16, 0))}
+for fd in fds:
+    os.close(fd)
+toggle(0)
+print(json.dumps(res))
+'''
+
+
+def snap_memory(g, mod, n=32):
+    """Descriptors held across re-renders pin at most the current
+    snapshot and 4 superseded ones (kmod/railbind_snap.c), measured as the
+    kernel memory charged to the renderer's memory cgroup; railbind 0.1.0
+    kept every generation a descriptor had attached."""
+    cg_root = "/tmp/rbcg"
+    os.makedirs(cg_root, exist_ok=True)
+    if g.run(["mount", "-t", "cgroup2", "none", cg_root]).returncode:
+        g.skip("snapshot memory bounded", "no cgroup2 in the guest")
+        return
+    cg = os.path.join(cg_root, "railbind-snap")
+    try:
+        with open(os.path.join(cg_root, "cgroup.subtree_control"), "w") as f:
+            f.write("+memory")
+        os.makedirs(cg, exist_ok=True)
+        mod.unload()
+        mod.load(g.topology.KMOD_PARAMS + " refresh_ms=1")
+        devs = fake_devs(g.parse(g.snapshot()))
+        port = next((d["pci"] for d in devs if d["type"] == "downstream"), None)
+        r = g.run(["/usr/bin/python3", "-c", SNAP_HELPER, cg, str(port), str(n)])
+        try:
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            g.tap(False, "snapshot memory helper ran", r.stdout)
+            return
+        bound = 6 * res["size"] + n * 16384
+        g.tap(res["grown"] < bound,
+              "%d descriptors held across %d re-renders of a %d-byte snapshot: kernel memory "
+              "of the renderer's cgroup +%d bytes (bound: 6 snapshots + 16 kB a descriptor, %d)"
+              % (n, n, res["size"], res["grown"], bound), res)
+        g.tap(res["first"] == "ESTALE" and res["last"] == 16 and res["again"] == 16,
+              "the oldest descriptor's snapshot is gone (read on: ESTALE, from 0: the current "
+              "one); the newest reads on", res)
+    finally:
+        g.run(["rmdir", cg])
+        try:
+            with open(os.path.join(cg_root, "cgroup.subtree_control"), "w") as f:
+                f.write("-memory")
+        except OSError:
+            pass
+        g.run(["umount", cg_root])
+        mod.unload()
+        mod.load()

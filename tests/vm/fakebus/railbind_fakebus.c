@@ -23,9 +23,21 @@
  * bridge windows behave as the kernel expects. Config cycles are routed
  * by bus number like type 1 cycles: a function is reached on its parent
  * bridge's secondary bus. VFs read a shared template.
+ *
+ * churn=1 (writable at run time) disables and re-enables SR-IOV on one PF
+ * after another, as a PF driver's remove or reset path does: under the
+ * PF's device lock, without the rescan lock. churn=0 returns once every
+ * VF is gone. del_delay_ms holds each VF's removal that long after the
+ * bus notifiers saw BUS_NOTIFY_DEL_DEVICE, while it is still on the bus
+ * list: the window in which a walk of that list can meet it. With
+ * hold_rescan_ms, the churn also holds the PCI rescan lock that long at a
+ * time, as a rescan elsewhere would (a walk that waits for that lock
+ * after registering its notifier sees removals meanwhile, and then the
+ * bus list).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/ioport.h>
 #include <linux/module.h>
@@ -33,6 +45,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #ifndef CONFIG_X86
 #error "the fake host bridges use x86's struct pci_sysdata"
@@ -44,6 +57,12 @@ MODULE_PARM_DESC(layout, "rails or p2p");
 static unsigned int vfs;
 module_param(vfs, uint, 0444);
 MODULE_PARM_DESC(vfs, "VFs per NIC PF in layout=rails (0..128)");
+static unsigned int del_delay_ms;
+module_param(del_delay_ms, uint, 0644);
+MODULE_PARM_DESC(del_delay_ms, "Hold each VF's removal this long after BUS_NOTIFY_DEL_DEVICE (ms)");
+static unsigned int hold_rescan_ms;
+module_param(hold_rescan_ms, uint, 0644);
+MODULE_PARM_DESC(hold_rescan_ms, "While churning, hold the PCI rescan lock this long at a time (ms)");
 
 #define FB_MAX_FNS 96
 #define FB_MAX_HOSTS 5
@@ -381,6 +400,143 @@ static void fb_host_stop(struct fb_host *h)
 	release_resource(&h->mem);
 }
 
+static bool fb_ours(struct pci_dev *pdev)
+{
+	int i;
+
+	for (i = 0; i < fb_nhosts; i++)
+		if (pdev->bus->sysdata == &fb_hosts[i]->sd)
+			return true;
+	return false;
+}
+
+/* Runs after every other bus notifier (lowest priority). */
+static int fb_bus_notify(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+	unsigned int ms = READ_ONCE(del_delay_ms);
+
+	if (action == BUS_NOTIFY_DEL_DEVICE && ms && pdev->is_virtfn && fb_ours(pdev))
+		msleep(ms);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block fb_bus_nb = {
+	.notifier_call = fb_bus_notify,
+	.priority = INT_MIN,
+};
+
+static bool fb_churning;
+static unsigned int fb_churn_next;	/* index of the next PF to cycle */
+static DEFINE_MUTEX(fb_churn_lock);	/* the churn parameter's writers */
+
+/* The idx-th PF of our host bridges, referenced, or NULL past the last. */
+static struct pci_dev *fb_nth_pf(unsigned int idx)
+{
+	struct pci_dev *pdev = NULL;
+
+	while ((pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, pdev)))
+		if (pdev->is_physfn && fb_ours(pdev) && !idx--)
+			return pdev;
+	return NULL;
+}
+
+static void fb_churn_fn(struct work_struct *work);
+static DECLARE_WORK(fb_churn_work, fb_churn_fn);
+
+/* A rescan elsewhere: the rescan lock held, released briefly, held again. */
+static void fb_hold_fn(struct work_struct *work);
+static DECLARE_WORK(fb_hold_work, fb_hold_fn);
+
+static void fb_hold_fn(struct work_struct *work)
+{
+	unsigned int ms = READ_ONCE(hold_rescan_ms);
+
+	if (!READ_ONCE(fb_churning) || !ms)
+		return;
+	pci_lock_rescan_remove();
+	msleep(ms);
+	pci_unlock_rescan_remove();
+	msleep(10);
+	schedule_work(&fb_hold_work);
+}
+
+/* One PF's VFs removed and added again, as its driver's reset would. */
+static void fb_churn_fn(struct work_struct *work)
+{
+	struct pci_dev *pf;
+
+	if (!READ_ONCE(fb_churning))
+		return;
+	pf = fb_nth_pf(fb_churn_next++);
+	if (!pf) {
+		fb_churn_next = 0;
+		pf = fb_nth_pf(fb_churn_next++);
+	}
+	if (pf) {
+		device_lock(&pf->dev);
+		pci_disable_sriov(pf);
+		if (READ_ONCE(fb_churning))
+			pci_enable_sriov(pf, pci_sriov_get_totalvfs(pf));
+		device_unlock(&pf->dev);
+		pci_dev_put(pf);
+	}
+	if (READ_ONCE(fb_churning))
+		schedule_work(&fb_churn_work);
+}
+
+static void fb_disable_all_vfs(void)
+{
+	struct pci_dev *pdev = NULL;
+
+	while ((pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, pdev))) {
+		if (!pdev->is_physfn || !fb_ours(pdev))
+			continue;
+		device_lock(&pdev->dev);
+		pci_disable_sriov(pdev);
+		device_unlock(&pdev->dev);
+	}
+}
+
+static void fb_churn_stop(void)
+{
+	WRITE_ONCE(fb_churning, false);
+	cancel_work_sync(&fb_churn_work);
+	cancel_work_sync(&fb_hold_work);
+}
+
+static int fb_churn_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	mutex_lock(&fb_churn_lock);
+	if (on && !fb_churning && fb_nhosts) {
+		WRITE_ONCE(fb_churning, true);
+		schedule_work(&fb_churn_work);
+		schedule_work(&fb_hold_work);
+	} else if (!on) {
+		fb_churn_stop();
+		fb_disable_all_vfs();
+	}
+	mutex_unlock(&fb_churn_lock);
+	return 0;
+}
+
+static int fb_churn_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(fb_churning));
+}
+
+static const struct kernel_param_ops fb_churn_ops = {
+	.set = fb_churn_set,
+	.get = fb_churn_get,
+};
+module_param_cb(churn, &fb_churn_ops, NULL, 0644);
+MODULE_PARM_DESC(churn, "1: cycle SR-IOV on each PF in turn; 0: stop, every VF removed");
+
 #define GPU_V PCI_VENDOR_ID_NVIDIA
 #define GPU_D 0x2330		/* H100 SXM5 */
 #define NIC_V PCI_VENDOR_ID_MELLANOX
@@ -572,6 +728,8 @@ static int __init fb_init(void)
 		ret = fb_host_start(fb_hosts[i]);
 	for (i = 0; i < fb_nhosts && !ret; i++)
 		fb_enable_vfs(fb_hosts[i]);
+	if (!ret)
+		ret = bus_register_notifier(&pci_bus_type, &fb_bus_nb);
 	if (ret)
 		fb_cleanup();
 	return ret;
@@ -579,6 +737,11 @@ static int __init fb_init(void)
 
 static void __exit fb_exit(void)
 {
+	mutex_lock(&fb_churn_lock);
+	fb_churn_stop();
+	mutex_unlock(&fb_churn_lock);
+	WRITE_ONCE(del_delay_ms, 0);
+	bus_unregister_notifier(&pci_bus_type, &fb_bus_nb);
 	fb_cleanup();
 }
 
