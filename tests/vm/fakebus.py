@@ -361,10 +361,32 @@ FB_PARAMS = "/sys/module/%s/parameters/" % FB
 
 
 def fb_param(name, value):
-    """Set one of railbind_fakebus's run-time parameters; churn=0 returns
-    once every VF is gone."""
+    """Set one of railbind_fakebus's run-time parameters (reset_pf and
+    vfs_on return once their PFs' VFs are gone and back)."""
     with open(FB_PARAMS + name, "w") as f:
         f.write(str(value))
+
+
+def fb_read(name):
+    with open(FB_PARAMS + name) as f:
+        return int(f.read())
+
+
+def wait_for(cond, timeout=60):
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def fb_reset(i):
+    """Starts the Nth PF's SR-IOV reset; returns a function that waits for
+    it to end (False: it did not in a minute)."""
+    before = fb_read("resets_done")
+    fb_param("reset_pf", i)
+    return lambda: wait_for(lambda: fb_read("resets_done") > before)
 
 
 def fake_devs(recs):
@@ -380,75 +402,90 @@ def scenario_sriov(g, top, mod):
                  os.strerror(r) if r else None):
         return
     try:
-        sriov_churn(g, mod)
+        sriov_reset(g, mod)
         snap_memory(g, mod)
     finally:
-        try:
-            fb_param("del_delay_ms", 0)
-            fb_param("churn", 0)
-            fb_param("hold_rescan_ms", 0)
-        except OSError:
-            pass
+        for name, value in (("del_delay_ms", 0), ("rescan_hold", 0)):
+            try:
+                fb_param(name, value)
+            except OSError:
+                pass
         mod.unload()
         r = unload()
         mod.load()
-        g.tap(r == 0, "railbind_fakebus unloads after the SR-IOV churn",
+        g.tap(r == 0, "railbind_fakebus unloads after the SR-IOV resets",
               os.strerror(r) if r else None)
 
 
-def sriov_churn(g, mod, loads=4):
+def vf_problems(devs, where):
+    """VF records naming no PF of the snapshot, or one function twice."""
+    pfs = {d["pci"] for d in devs if d.get("physfn", "-") == "-"}
+    seen, bad = set(), []
+    for d in devs:
+        if d.get("physfn", "-") != "-" and d["physfn"] not in pfs:
+            bad.append("%s: %s physfn=%s names no PF" % (where, d["pci"], d["physfn"]))
+        if d["pci"] in seen:
+            bad.append("%s: %s tracked twice" % (where, d["pci"]))
+        seen.add(d["pci"])
+    return bad
+
+
+def sriov_reset(g, mod, loads=2, hold_ms=2000):
     """A PF's driver disabling SR-IOV from its remove or reset path holds
-    the PF's device lock, not the rescan lock. Each VF's removal is held
-    300 ms after BUS_NOTIFY_DEL_DEVICE (still on the bus list), and a
-    rescan elsewhere holds the rescan lock 300 ms at a time, while railbind
-    loads and walks that list: railbind 0.1.0, which took the rescan lock
-    for its walk after registering its notifier, tracked a VF removed
-    meanwhile for as long as it stayed loaded (and read its PF through a
-    pointer the VF no longer held)."""
+    the PF's device lock, not the rescan lock. Here a rescan elsewhere
+    holds the rescan lock while railbind loads, the first VF's removal is
+    notified and held 2 s (still on the bus list), and then the rescan
+    lock goes: railbind 0.1.0, which registered its notifier and then took
+    the rescan lock for its walk, met that VF after its removal was
+    notified and tracked it for as long as it stayed loaded (reading its
+    PF through a pointer the VF no longer held)."""
     mod.unload()
-    fb_param("hold_rescan_ms", 300)
-    fb_param("del_delay_ms", 300)
-    fb_param("churn", 1)
-    stale, torn, orphans, errs = [], [], [], []
+    fb_param("del_delay_ms", hold_ms)
+    bad, errs = [], []
     for i in range(loads):
-        time.sleep(0.3 + 0.2 * i)
-        r = mod.load()
-        if r.returncode:
-            errs.append(r.stdout)
+        fb_param("rescan_hold", 1)
+        if not wait_for(lambda: fb_read("rescan_hold") == 1):
+            errs.append("load %d: the rescan lock was not taken" % i)
             break
-        # After the load, with the churn going on: whole snapshots, and
-        # every VF names a PF the snapshot has.
+        loaded = []
+        t = threading.Thread(target=lambda: loaded.append(mod.load()))
+        t.start()
+        # In its init by now, its notifier registered (0.1.0: waiting for
+        # the rescan lock).
+        wait_for(lambda: os.path.exists("/sys/module/railbind/initstate"))
         time.sleep(1.0)
-        data = g.snapshot().encode()
-        if not stress.snapshot_whole(data):
-            torn.append(data[-80:])
-        devs = fake_devs(g.parse(data.decode()))
-        pfs = {d["pci"] for d in devs if d.get("physfn", "-") == "-"}
-        orphans += ["%s: physfn=%s" % (d["pci"], d["physfn"]) for d in devs
-                    if d.get("physfn", "-") != "-" and d["physfn"] not in pfs]
-        # The load is over: stop without holding each removal.
+        dels = fb_read("vf_dels")
+        reset = fb_reset(i)
+        came = wait_for(lambda: fb_read("vf_dels") != dels)
+        fb_param("rescan_hold", 0)
+        t.join()
+        if not came or not reset() or loaded[0].returncode:
+            errs.append("load %d: %s, VF removal %s, the reset %s"
+                        % (i, loaded[0].stdout, came, "timed out"))
+            break
+        bad += vf_problems(fake_devs(g.parse(g.snapshot())), "load %d" % i)
+        # And with railbind loaded: the same reset, removals not held.
         fb_param("del_delay_ms", 0)
-        fb_param("churn", 0)
-        devs = fake_devs(g.parse(g.snapshot()))
-        stale += ["load %d: %s" % (i, d["pci"]) for d in devs
-                  if d.get("physfn", "-") != "-" or
-                  not os.path.exists("/sys/bus/pci/devices/" + d["pci"])]
-        nics = sum(1 for d in devs if d["kind"] == "nic")
-        if nics != 16:
-            errs.append("load %d: %d fake NICs after the churn, want the 16 PFs" % (i, nics))
+        fb_reset(i)()
+        fb_param("del_delay_ms", hold_ms)
+        data = g.snapshot()
+        if not stress.snapshot_whole(data.encode()):
+            errs.append("load %d: a torn snapshot: %r" % (i, data[-80:]))
+        bad += vf_problems(fake_devs(g.parse(data)), "after load %d" % i)
         mod.unload()
-        fb_param("del_delay_ms", 300)
-        fb_param("churn", 1)
+    fb_param("rescan_hold", 0)
     fb_param("del_delay_ms", 0)
-    fb_param("churn", 0)
-    fb_param("hold_rescan_ms", 0)
     mod.load()
-    g.tap(not errs and not torn, "%d loads of railbind while a PF-like path disables and "
-          "re-enables SR-IOV, and after: whole snapshots" % loads, errs + torn[:3])
-    g.tap(not orphans, "every VF record names its PF, as recorded when the VF came",
-          orphans[:10])
-    g.tap(not stale, "no VF removed during a load is tracked after (%d loads)" % loads,
-          stale[:10])
+    nvf = sum(1 for d in fake_devs(g.parse(g.snapshot())) if d.get("physfn", "-") != "-")
+    fb_param("vfs_on", 0)
+    devs = fake_devs(g.parse(g.snapshot()))
+    bad += ["with every VF off: %s tracked" % d["pci"] for d in devs
+            if d.get("physfn", "-") != "-"]
+    g.tap(not errs and nvf == 32,
+          "%d loads of railbind during a PF's SR-IOV reset, resets after: whole snapshots, "
+          "the 32 VFs back" % loads, errs + ["%d VF records" % nvf])
+    g.tap(not bad, "no VF removed during a load is tracked after, none twice, each names its "
+          "PF (recorded when the VF came)", bad[:10])
 
 
 # What the helper below does in its own memory cgroup: re-render N times
