@@ -231,6 +231,10 @@ def boot(cmd, qmp_path, log, timeout, first):
     if p.returncode is None:
         p.kill()
         p.wait()
+    p.stdin.close()
+    p.stdout.close()
+    if tap.qmp.sock is not None:
+        tap.qmp.sock.close()
     return tap, rc, timed_out, time.time() - start
 
 
