@@ -559,10 +559,10 @@ def snap_memory(g, mod, n=32):
         except (ValueError, IndexError):
             g.tap(False, "snapshot memory helper ran", r.stdout)
             return
-        bound = 6 * res["size"] + n * 16384
+        bound = 6 * res["size"] + n * 32768
         g.tap(res["grown"] < bound,
               "%d descriptors held across %d re-renders of a %d-byte snapshot: kernel memory "
-              "of the renderer's cgroup +%d bytes (bound: 6 snapshots + 16 kB a descriptor, %d)"
+              "of the renderer's cgroup +%d bytes (bound: 6 snapshots + 32 kB a descriptor, %d)"
               % (n, n, res["size"], res["grown"], bound), res)
         g.tap(res["first"] == "ESTALE" and res["last"] == 16 and res["again"] == 16,
               "the oldest descriptor's snapshot is gone (read on: ESTALE, from 0: the current "
