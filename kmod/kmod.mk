@@ -24,7 +24,8 @@ define kmod_build
 	$(Q)$(MAKE) -C $(1) M=$(KMOD_BUILD)/kmod-$(2) W=1 $(3) modules
 endef
 
-.PHONY: kmod kmod-6.12 kmod-clean check-kmod-style check-kmod-unit check-vm check-vm-6.1 check-vm-6.12
+.PHONY: kmod kmod-6.12 kmod-clean check-kmod-style check-kmod-unit check-vm check-vm-6.1 check-vm-6.12 \
+	check-vm-harness
 
 kmod: $(KMOD_BUILD)/kmod-6.1/kmod/railbind.ko
 kmod-6.12: $(KMOD_BUILD)/kmod-6.12/kmod/railbind.ko
@@ -72,8 +73,14 @@ check-kmod-unit: KMOD_UNIT_SAN = -fsanitize=address,undefined -fno-sanitize-reco
 check-kmod-unit: $(KMOD_BUILD)/kmod-unit/test_kmod_snapshot
 	$(call quiet,TEST,$@)$<
 
-# QEMU scenarios, one boot per kernel (see tests/vm/README.md).
+# QEMU scenarios, one boot per kernel (see tests/vm/README.md); a QEMU
+# that dies by a signal is retried once from its scenario on a fresh boot.
 check-vm: check-vm-6.1 check-vm-6.12
+
+# The harness's own boot loop, against a fake QEMU: no QEMU, a few seconds.
+CHECKS += check-vm-harness
+check-vm-harness:
+	$(call quiet,TEST,$@)/usr/bin/python3 -B $(TOP)/tests/vm/test_vmdrive.py -q
 
 check-vm-6.1: kmod
 	$(call quiet,TEST,$@)$(TOP)/tests/vm/run.sh 6.1 $(KDIR)

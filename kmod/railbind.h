@@ -100,6 +100,7 @@ struct railbind_mnode {
 
 struct railbind_mhb {
 	const void *key;	/* the pci_host_bridge, for identity only */
+	struct pci_dev *below;	/* a device below it, referenced */
 	int orig;		/* index before sorting */
 	char name[24];
 	u32 domain;
@@ -171,7 +172,7 @@ int railbind_p2p_init(const char *spec);
 void railbind_p2p_calc(const struct railbind_model *m, int provider, int client,
 		       struct railbind_p2p *out);
 bool railbind_p2p_redirects(const struct railbind_mnode *n);
-void railbind_p2p_host_root(struct pci_host_bridge *host, struct railbind_mhb *hb);
+void railbind_p2p_host_root(struct pci_dev *below, struct railbind_mhb *hb);
 
 /* railbind_emit.c: a growing text buffer, charged to the reader. */
 struct railbind_buf {
@@ -193,7 +194,10 @@ int railbind_render_topo(const struct railbind_model *m, struct railbind_buf *bu
 
 /* railbind_snap.c: one shared snapshot per generation. */
 struct railbind_snap {
-	struct kref ref;
+	struct list_head stale;		/* superseded and still named */
+	unsigned int holders;		/* descriptors that attached it */
+	unsigned int pins;		/* read() calls copying from it now */
+	bool listed;			/* on the superseded list */
 	unsigned long gen;
 	unsigned int lines;
 	size_t len;
@@ -202,6 +206,8 @@ struct railbind_snap {
 
 struct railbind_snap *railbind_snap_get(void);
 void railbind_snap_put(struct railbind_snap *snap);
+int railbind_snap_pin(struct railbind_snap *snap);
+void railbind_snap_unpin(struct railbind_snap *snap);
 void railbind_snap_exit(void);
 
 /* railbind_peer.c: the registry, its API and its render. */
@@ -253,7 +259,7 @@ unsigned long railbind_dmabuf_missed(void);
 int railbind_peer_init(void);
 void railbind_peer_exit(void);
 void railbind_peer_devs_changed(void);
-void railbind_peer_devs_publish(void);
+void railbind_peer_devs_sync(void);
 int railbind_peer_render(struct railbind_buf *buf, bool full);
 const char *railbind_peer_state(void);
 extern char *railbind_peer_provider;

@@ -131,7 +131,7 @@ static int railbind_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Caller holds rf->lock. */
+/* Caller holds rf->lock. On success the snapshot is pinned: unpin it. */
 static int railbind_attach(struct railbind_file *rf)
 {
 	struct railbind_snap *snap;
@@ -149,6 +149,7 @@ static int railbind_attach(struct railbind_file *rf)
 	if (ret || tail.err) {
 		ret = ret ? ret : tail.err;
 		railbind_buf_free(&tail);
+		railbind_snap_unpin(snap);
 		railbind_snap_put(snap);
 		return ret;
 	}
@@ -213,10 +214,15 @@ static ssize_t railbind_read(struct file *file, char __user *ubuf, size_t count,
 
 	if (mutex_lock_killable(&rf->lock))
 		return -EINTR;
+	/* A snapshot superseded too often since it was attached has no text left. */
 	if (*ppos == 0 || !rf->snap)
 		ret = railbind_attach(rf);
-	if (!ret)
+	else
+		ret = railbind_snap_pin(rf->snap);
+	if (!ret) {
 		ret = railbind_copy_out(rf, ubuf, count, ppos);
+		railbind_snap_unpin(rf->snap);
+	}
 	mutex_unlock(&rf->lock);
 	return ret;
 }
@@ -238,8 +244,11 @@ static loff_t railbind_llseek(struct file *file, loff_t off, int whence)
 
 	if (mutex_lock_killable(&rf->lock))
 		return -EINTR;
-	if (!rf->snap)
+	if (!rf->snap) {
 		ret = railbind_attach(rf);
+		if (!ret)
+			railbind_snap_unpin(rf->snap);
+	}
 	if (!ret)
 		ret = fixed_size_llseek(file, off, whence, railbind_size(rf));
 	mutex_unlock(&rf->lock);

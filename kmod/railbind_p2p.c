@@ -164,30 +164,39 @@ static bool cpu_supports_p2pdma(void)
 	return false;
 }
 
+static int railbind_p2p_first(struct pci_dev *pdev, void *data)
+{
+	*(struct pci_dev **)data = pci_dev_get(pdev);
+	return 1;
+}
+
 /**
  * railbind_p2p_host_root - pci_host_bridge_dev(), kept in the model
- * @host: a host bridge with a tracked device below it
+ * @below: a device below the host bridge, referenced (keeps the bridge)
  * @hb: its model record: ->root and the root's IDs are set
  *
  * "If the first device on host's root bus is either devfn 00.0 or a PCIe
  * Root Port, return it": the device the whitelist is matched against
- * (Skylake has no 00.0 host bridge function, and lists root ports).
+ * (Skylake has no 00.0 host bridge function, and lists root ports). The
+ * first device is taken under pci_bus_sem, with a reference, by
+ * pci_walk_bus(), whose first callback is the root bus's first device.
  *
- * Context: railbind_lock held, with a reference on a device below @host,
- * which keeps the first device on the list, as p2pdma.c requires.
+ * Context: process; takes pci_bus_sem, so never under railbind_lock.
  */
-void railbind_p2p_host_root(struct pci_host_bridge *host, struct railbind_mhb *hb)
+void railbind_p2p_host_root(struct pci_dev *below, struct railbind_mhb *hb)
 {
-	struct pci_dev *root;
+	struct pci_host_bridge *host = pci_find_host_bridge(below->bus);
+	struct pci_dev *root = NULL;
 
-	root = list_first_entry_or_null(&host->bus->devices, struct pci_dev, bus_list);
+	pci_walk_bus(host->bus, railbind_p2p_first, &root);
 	if (!root)
 		return;
-	if (root->devfn != PCI_DEVFN(0, 0) && pci_pcie_type(root) != PCI_EXP_TYPE_ROOT_PORT)
-		return;
-	hb->root = true;
-	hb->root_vendor = root->vendor;
-	hb->root_device = root->device;
+	if (root->devfn == PCI_DEVFN(0, 0) || pci_pcie_type(root) == PCI_EXP_TYPE_ROOT_PORT) {
+		hb->root = true;
+		hb->root_vendor = root->vendor;
+		hb->root_device = root->device;
+	}
+	pci_dev_put(root);
 }
 
 static bool __host_bridge_whitelist(const struct railbind_mhb *host, bool same_host_bridge)

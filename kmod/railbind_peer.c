@@ -9,7 +9,7 @@
  * context, so the registry is built to do a bounded amount of work there:
  *  - records (one per live mapping) and pair counters come from two pools
  *    of max_maps entries, allocated at load; nothing is allocated later;
- *  - a record is found by its cookie, and by its group (an NVIDIA page
+ *  - a record is found by its source (route) and cookie, and by its group (an NVIDIA page
  *    table) for frees of a whole table, in hash tables whose buckets never
  *    hold more than RAILBIND_CHAIN entries: an insert into a full bucket is
  *    refused and counted as overflow, like an insert into a full pool;
@@ -162,8 +162,14 @@ bool railbind_peer_route_live(u8 route)
 	return atomic_read(&railbind_route_live[route]) > 0;
 }
 
-/* The record for cookie, and the length of its bucket. Under the lock. */
-static struct railbind_rec *railbind_rec_find(unsigned long cookie, unsigned int *len)
+/*
+ * The record of (route, cookie), and the length of its bucket. Under the
+ * lock. Sources pick their cookies independently (a provider's handle,
+ * a mapping or attachment pointer): the same number from two of them
+ * names two records.
+ */
+static struct railbind_rec *railbind_rec_find(unsigned long cookie, u8 route,
+					      unsigned int *len)
 {
 	struct railbind_rec *r;
 	unsigned int n = 0;
@@ -171,7 +177,7 @@ static struct railbind_rec *railbind_rec_find(unsigned long cookie, unsigned int
 	hlist_for_each_entry(r, &railbind_by_cookie[hash_long(cookie, railbind_hash_bits)],
 			     by_cookie) {
 		railbind_steps++;
-		if (r->cookie == cookie)
+		if (r->cookie == cookie && r->route == route)
 			return r;
 		n++;
 	}
@@ -290,8 +296,9 @@ static void railbind_rec_drop(struct railbind_rec *r, bool freed)
  * @mapped: counted as a mapping (a dma-buf attachment is not, until mapped)
  *
  * Context: any; at most 3 x RAILBIND_CHAIN comparisons with interrupts off.
- * A probe's cookie seen again replaces its old record (the provider reused
- * the memory); an API cookie seen again is refused.
+ * A probe's cookie seen again on its route replaces its old record (the
+ * provider reused the memory); an API cookie seen again is refused. The
+ * same cookie on another route is another record.
  * Return: 0, -EEXIST, or -ENOSPC (pool or bucket full, counted as overflow).
  */
 int railbind_peer_add(unsigned long cookie, unsigned long group, const void *owner,
@@ -311,7 +318,7 @@ int railbind_peer_add(unsigned long cookie, unsigned long group, const void *own
 		return -EINVAL;
 	strscpy(key.exporter, exporter ? exporter : "-", sizeof(key.exporter));
 	flags = railbind_peer_lock_irqsave(&t0);
-	r = railbind_rec_find(cookie, &len);
+	r = railbind_rec_find(cookie, route, &len);
 	if (r && route == RAILBIND_ROUTE_API) {
 		ret = -EEXIST;
 		goto out;
@@ -376,8 +383,8 @@ bool railbind_peer_set_mapping(unsigned long cookie, u8 route, u64 gpu, u64 byte
 	u32 slot;
 
 	flags = railbind_peer_lock_irqsave(&t0);
-	r = railbind_rec_find(cookie, NULL);
-	if (!r || r->route != route)
+	r = railbind_rec_find(cookie, route, NULL);
+	if (!r)
 		goto out;
 	found = true;
 	if (r->mapped == mapped)
@@ -410,8 +417,8 @@ bool railbind_peer_known(unsigned long cookie, u8 route)
 	u64 t0;
 
 	flags = railbind_peer_lock_irqsave(&t0);
-	r = railbind_rec_find(cookie, NULL);
-	found = r && r->route == route;
+	r = railbind_rec_find(cookie, route, NULL);
+	found = r;
 	railbind_peer_unlock_irqrestore(flags, t0);
 	return found;
 }
@@ -426,8 +433,8 @@ void railbind_peer_drop(unsigned long cookie, u8 route, bool freed)
 	if (!cookie || !railbind_peer_route_live(route))
 		return;
 	flags = railbind_peer_lock_irqsave(&t0);
-	r = railbind_rec_find(cookie, NULL);
-	if (r && r->route == route)
+	r = railbind_rec_find(cookie, route, NULL);
+	if (r)
 		railbind_rec_drop(r, freed);
 	railbind_peer_unlock_irqrestore(flags, t0);
 }
@@ -527,13 +534,13 @@ u64 railbind_peer_gpu_at(u64 addr)
 	return id;
 }
 
-/**
- * railbind_peer_devs_publish - rebuild the table probes match against
- *
- * Context: process, no railbind lock held; waits for an RCU grace period
- * before the old table (and its NIC references) goes.
+/*
+ * Rebuilds the table probes match against. Only from the work item, so
+ * two rebuilds never race to publish (an older table after a newer one).
+ * Waits for an RCU grace period before the old table (and its NIC
+ * references) goes.
  */
-void railbind_peer_devs_publish(void)
+static void railbind_peer_devs_publish(void)
 {
 	struct railbind_devtab *t, *old;
 
@@ -559,6 +566,13 @@ void railbind_peer_devs_changed(void)
 {
 	if (READ_ONCE(railbind_peer_up))
 		schedule_work(&railbind_devtab_work);
+}
+
+/* The table as the tracked set is now, before returning. Process context. */
+void railbind_peer_devs_sync(void)
+{
+	railbind_peer_devs_changed();
+	flush_work(&railbind_devtab_work);
 }
 
 int railbind_peer_map_owned(struct module *owner, struct pci_dev *gpu,

@@ -13,7 +13,16 @@
  * config read runs under that lock, so none reaches a removed device;
  * the reference held keeps the pci_dev and its upstream bridges in memory
  * for as long as a node names them (what drivers/pci/p2pdma.c relies on
- * when it walks pci_upstream_bridge() without taking references).
+ * when it walks pci_upstream_bridge() without taking references). A VF's
+ * PF is not among them (the VF's reference on it goes with the VF's
+ * removal), so its identity is recorded when the VF is added.
+ *
+ * The initial walk can meet a device whose BUS_NOTIFY_DEL_DEVICE has
+ * already been handled: the device leaves the bus list after that event,
+ * and not every removal holds the rescan lock (a PF disabling SR-IOV from
+ * its own remove or reset path does not). BUS_NOTIFY_REMOVED_DEVICE comes
+ * once it has left the list, so the walk, which holds railbind_lock
+ * throughout, either misses the device or is followed by that event.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,6 +47,7 @@ struct railbind_node {
 	bool endpoint;			/* a GPU or NIC tracked for itself */
 	bool gone;			/* removed while others still named it */
 	u64 id;
+	u64 physfn;			/* a VF's PF, recorded at add; else RAILBIND_NO_DEV */
 	int idx;			/* position in the model being built */
 	struct railbind_cfg cfg;
 };
@@ -78,11 +88,26 @@ static bool railbind_cfg_same(const struct railbind_cfg *a, const struct railbin
 	       a->have_link == b->have_link;
 }
 
+/* A runtime PM reference only on a device active now (kmod/Kbuild: 6.9 changed it). */
+static int railbind_pm_get_if_active(struct device *dev)
+{
+#ifdef RAILBIND_PM_IF_ACTIVE_NO_IGN
+	return pm_runtime_get_if_active(dev);
+#else
+	return pm_runtime_get_if_active(dev, true);
+#endif
+}
+
 /*
  * Reads ACS and link registers unless that would wake a suspended device,
  * race a reset or read a dead one; the last good values stay, with the
  * reason they are old in ->state. Caller holds railbind_lock. Returns
  * true when anything changed.
+ *
+ * The runtime PM reference is taken only if the device is active, under
+ * its power lock, so no suspend starts until it is put; the config access
+ * block is taken only if no reset (or other holder) has it, and the reads
+ * are pci_read_config_*(), which do not wait on the block we hold.
  */
 static bool railbind_cfg_read(struct railbind_node *n)
 {
@@ -90,6 +115,7 @@ static bool railbind_cfg_read(struct railbind_node *n)
 	struct railbind_cfg c = n->cfg;
 	u16 cap, ctl, sta;
 	u32 lcap;
+	int pm;
 
 	if (n->gone)
 		return false;
@@ -97,21 +123,14 @@ static bool railbind_cfg_read(struct railbind_node *n)
 		c.state = RAILBIND_CFG_ERROR;
 		goto out;
 	}
-	if (pdev->block_cfg_access) {
+	/* < 0: runtime PM disabled, so no runtime suspend can start either. */
+	pm = railbind_pm_get_if_active(&pdev->dev);
+	if (!pm || pdev->current_state == PCI_D3cold) {
+		c.state = RAILBIND_CFG_SUSPENDED;
+		goto put;
+	}
+	if (!pci_cfg_access_trylock(pdev)) {
 		c.state = RAILBIND_CFG_RESET;
-		goto out;
-	}
-	if (pdev->current_state == PCI_D3cold) {
-		c.state = RAILBIND_CFG_SUSPENDED;
-		goto out;
-	}
-	/*
-	 * Hold off a new runtime suspend and read only an active device; one
-	 * that suspends under us anyway reads all-ones, which is refused below.
-	 */
-	pm_runtime_get_noresume(&pdev->dev);
-	if (!pm_runtime_active(&pdev->dev)) {
-		c.state = RAILBIND_CFG_SUSPENDED;
 		goto put;
 	}
 	c.state = RAILBIND_CFG_OK;
@@ -137,8 +156,10 @@ static bool railbind_cfg_read(struct railbind_node *n)
 			c.have_link = true;
 		}
 	}
+	pci_cfg_access_unlock(pdev);
 put:
-	pm_runtime_put(&pdev->dev);
+	if (pm > 0)
+		pm_runtime_put(&pdev->dev);
 out:
 	if (railbind_cfg_same(&c, &n->cfg))
 		return false;
@@ -155,6 +176,7 @@ static struct railbind_node *railbind_node_new(struct pci_dev *pdev)
 		return NULL;
 	n->pdev = pci_dev_get(pdev);
 	n->id = railbind_pci_id(pdev);
+	n->physfn = pdev->is_virtfn ? railbind_pci_id(pdev->physfn) : RAILBIND_NO_DEV;
 	n->role = RAILBIND_BRIDGE;
 	n->users = 1;
 	railbind_cfg_read(n);
@@ -237,6 +259,7 @@ static bool railbind_add(struct pci_dev *pdev, enum railbind_role role)
 	return true;
 }
 
+/* Idempotent: BUS_NOTIFY_DEL_DEVICE and BUS_NOTIFY_REMOVED_DEVICE both call it. */
 static bool railbind_del(struct pci_dev *pdev)
 {
 	struct railbind_node *n = railbind_find(pdev);
@@ -249,6 +272,8 @@ static bool railbind_del(struct pci_dev *pdev)
 		return true;
 	}
 	/* The PCI core removes children first; should it not, stop reading it. */
+	if (n->gone)
+		return false;
 	n->gone = true;
 	return true;
 }
@@ -272,6 +297,12 @@ static int railbind_pci_notify(struct notifier_block *nb, unsigned long action,
 		break;
 	case BUS_NOTIFY_DEL_DEVICE:
 		changed = railbind_del(pdev);
+		/* A bridge going reshapes every path below it. */
+		changed |= pci_is_bridge(pdev);
+		break;
+	case BUS_NOTIFY_REMOVED_DEVICE:
+		/* Only what the initial walk added after BUS_NOTIFY_DEL_DEVICE. */
+		changed = railbind_del(pdev);
 		break;
 	case BUS_NOTIFY_BOUND_DRIVER:
 	case BUS_NOTIFY_UNBOUND_DRIVER:
@@ -285,8 +316,8 @@ static int railbind_pci_notify(struct notifier_block *nb, unsigned long action,
 	default:
 		goto out;
 	}
-	/* A bridge coming or going reshapes every path below it. */
-	changed |= pci_is_bridge(pdev);
+	/* A bridge coming reshapes every path below it. */
+	changed |= action == BUS_NOTIFY_ADD_DEVICE && pci_is_bridge(pdev);
 	/* Bump under the lock: no snapshot may pair old content with a new generation. */
 	if (changed) {
 		railbind_peer_devs_changed();
@@ -361,7 +392,8 @@ static int railbind_model_hb(struct railbind_model *m, struct pci_dev *pdev)
 		hb->fn0_device = fn0->device;
 	}
 	pci_dev_put(fn0);
-	railbind_p2p_host_root(host, hb);
+	/* Keeps the host bridge for railbind_p2p_host_root(), after the lock. */
+	hb->below = pci_dev_get(pdev);
 	return m->nhbs++;
 }
 
@@ -373,7 +405,7 @@ static void railbind_model_node(struct railbind_model *m, struct railbind_node *
 
 	mn->id = n->id;
 	strscpy(mn->name, pci_name(pdev), sizeof(mn->name));
-	mn->physfn = pdev->is_virtfn ? railbind_pci_id(pdev->physfn) : RAILBIND_NO_DEV;
+	mn->physfn = n->physfn;
 	mn->vendor = pdev->vendor;
 	mn->device = pdev->device;
 	mn->class = pdev->class;
@@ -436,6 +468,10 @@ struct railbind_model *railbind_model_build(void)
 	railbind_facts_changed = false;
 	mutex_unlock(&railbind_lock);
 
+	/* It takes pci_bus_sem: never under railbind_lock (see railbind_model_hb()). */
+	for (i = 0; i < m->nhbs; i++)
+		railbind_p2p_host_root(m->hbs[i].below, &m->hbs[i]);
+
 	/* Host bridges in (domain, bus) order; nodes follow their new places. */
 	remap = kcalloc(m->nhbs + 1, sizeof(*remap), GFP_KERNEL_ACCOUNT);
 	if (!remap) {
@@ -455,8 +491,12 @@ struct railbind_model *railbind_model_build(void)
 
 void railbind_model_free(struct railbind_model *m)
 {
+	int i;
+
 	if (IS_ERR_OR_NULL(m))
 		return;
+	for (i = 0; m->hbs && i < m->nhbs; i++)
+		pci_dev_put(m->hbs[i].below);
 	kvfree(m->nodes);
 	kvfree(m->hbs);
 	kfree(m);
@@ -568,18 +608,17 @@ int railbind_topo_init(void)
 	if (ret)
 		return ret;
 	/*
-	 * Hot removal takes the rescan lock; holding it here (module init,
-	 * no reader exists yet) keeps a device removed during the walk from
-	 * being added after its removal was notified.
+	 * One hold of railbind_lock: a device removed meanwhile is either not
+	 * on the bus list any more or has its BUS_NOTIFY_REMOVED_DEVICE
+	 * waiting for the lock (see the top of this file).
 	 */
-	pci_lock_rescan_remove();
 	mutex_lock(&railbind_lock);
 	for_each_pci_dev(pdev)
 		if (railbind_match(pdev, &role))
 			railbind_add(pdev, role);
 	mutex_unlock(&railbind_lock);
-	pci_unlock_rescan_remove();
-	railbind_peer_devs_publish();
+	/* Queued as the notifier queues it: one publisher at a time, in order. */
+	railbind_peer_devs_sync();
 	return 0;
 }
 

@@ -13,6 +13,7 @@ scale: 8 GPUs behind switches with 16 NIC PFs, then the same PFs with 128
 VFs each (2048 VFs, created by the kernel's SR-IOV code): snapshot size and
 the cost of one render, measured against reading the same snapshot again.
 Uses guest.py's TAP and helpers, passed in as `g`."""
+import json
 import os
 import re
 import threading
@@ -354,3 +355,225 @@ def shared_check(g, size, label, n=100):
           "%s: %d descriptors that read the %d-byte snapshot grew vmalloc by %d kB, not "
           "%d x its size" % (label, n, size, grown, n), grown)
     return "%d open descriptors +%d kB vmalloc" % (n, grown)
+
+
+FB_PARAMS = "/sys/module/%s/parameters/" % FB
+
+
+def fb_param(name, value):
+    """Set one of railbind_fakebus's run-time parameters (reset_pf and
+    vfs_on return once their PFs' VFs are gone and back)."""
+    with open(FB_PARAMS + name, "w") as f:
+        f.write(str(value))
+
+
+def fb_read(name):
+    with open(FB_PARAMS + name) as f:
+        return int(f.read())
+
+
+def wait_for(cond, timeout=60):
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def fb_reset(i):
+    """Starts the Nth PF's SR-IOV reset; returns a function that waits for
+    it to end (False: it did not in a minute)."""
+    before = fb_read("resets_done")
+    fb_param("reset_pf", i)
+    return lambda: wait_for(lambda: fb_read("resets_done") > before)
+
+
+def fake_devs(recs):
+    return [d for t, d in recs if t == "dev" and domain_of(d["pci"]) == "10000"]
+
+
+def scenario_sriov(g, top, mod):
+    if not os.path.exists(fb_ko(top)):
+        g.skip("SR-IOV removal from a PF's own path", "railbind_fakebus.ko not built")
+        return
+    r = load(top, "layout=rails vfs=2")
+    if not g.tap(r == 0, "railbind_fakebus layout=rails vfs=2 loads (16 PFs, 32 VFs)",
+                 os.strerror(r) if r else None):
+        return
+    try:
+        sriov_reset(g, mod)
+        snap_memory(g, mod)
+    finally:
+        for name, value in (("del_delay_ms", 0), ("rescan_hold", 0)):
+            try:
+                fb_param(name, value)
+            except OSError:
+                pass
+        mod.unload()
+        r = unload()
+        mod.load()
+        g.tap(r == 0, "railbind_fakebus unloads after the SR-IOV resets",
+              os.strerror(r) if r else None)
+
+
+def vf_problems(devs, where):
+    """VF records naming no PF of the snapshot, or one function twice."""
+    pfs = {d["pci"] for d in devs if d.get("physfn", "-") == "-"}
+    seen, bad = set(), []
+    for d in devs:
+        if d.get("physfn", "-") != "-" and d["physfn"] not in pfs:
+            bad.append("%s: %s physfn=%s names no PF" % (where, d["pci"], d["physfn"]))
+        if d["pci"] in seen:
+            bad.append("%s: %s tracked twice" % (where, d["pci"]))
+        seen.add(d["pci"])
+    return bad
+
+
+def sriov_reset(g, mod, loads=2, hold_ms=2000):
+    """A PF's driver disabling SR-IOV from its remove or reset path holds
+    the PF's device lock, not the rescan lock. Here a rescan elsewhere
+    holds the rescan lock while railbind loads, the first VF's removal is
+    notified and held 2 s (still on the bus list), and then the rescan
+    lock goes: railbind 0.1.0, which registered its notifier and then took
+    the rescan lock for its walk, met that VF after its removal was
+    notified and tracked it for as long as it stayed loaded (reading its
+    PF through a pointer the VF no longer held)."""
+    mod.unload()
+    fb_param("del_delay_ms", hold_ms)
+    bad, errs = [], []
+    for i in range(loads):
+        fb_param("rescan_hold", 1)
+        if not wait_for(lambda: fb_read("rescan_hold") == 1):
+            errs.append("load %d: the rescan lock was not taken" % i)
+            break
+        loaded = []
+        t = threading.Thread(target=lambda: loaded.append(mod.load()))
+        t.start()
+        # In its init by now, its notifier registered (0.1.0: waiting for
+        # the rescan lock).
+        wait_for(lambda: os.path.exists("/sys/module/railbind/initstate"))
+        time.sleep(1.0)
+        dels = fb_read("vf_dels")
+        reset = fb_reset(i)
+        came = wait_for(lambda: fb_read("vf_dels") != dels)
+        fb_param("rescan_hold", 0)
+        t.join()
+        if not came or not reset() or loaded[0].returncode:
+            errs.append("load %d: %s, VF removal %s, the reset %s"
+                        % (i, loaded[0].stdout, came, "timed out"))
+            break
+        bad += vf_problems(fake_devs(g.parse(g.snapshot())), "load %d" % i)
+        # And with railbind loaded: the same reset, removals not held.
+        fb_param("del_delay_ms", 0)
+        fb_reset(i)()
+        fb_param("del_delay_ms", hold_ms)
+        data = g.snapshot()
+        if not stress.snapshot_whole(data.encode()):
+            errs.append("load %d: a torn snapshot: %r" % (i, data[-80:]))
+        bad += vf_problems(fake_devs(g.parse(data)), "after load %d" % i)
+        mod.unload()
+    fb_param("rescan_hold", 0)
+    fb_param("del_delay_ms", 0)
+    mod.load()
+    nvf = sum(1 for d in fake_devs(g.parse(g.snapshot())) if d.get("physfn", "-") != "-")
+    fb_param("vfs_on", 0)
+    devs = fake_devs(g.parse(g.snapshot()))
+    bad += ["with every VF off: %s tracked" % d["pci"] for d in devs
+            if d.get("physfn", "-") != "-"]
+    g.tap(not errs and nvf == 32,
+          "%d loads of railbind during a PF's SR-IOV reset, resets after: whole snapshots, "
+          "the 32 VFs back" % loads, errs + ["%d VF records" % nvf])
+    g.tap(not bad, "no VF removed during a load is tracked after, none twice, each names its "
+          "PF (recorded when the VF came)", bad[:10])
+
+
+# What the helper below does in its own memory cgroup: re-render N times
+# (an ACS bit of a fake port toggled; refresh_ms=1), keeping each
+# descriptor open, attached to its generation.
+SNAP_HELPER = r'''
+import errno, json, os, subprocess, sys
+cg, port, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+    f.write(str(os.getpid()))
+def kernel():
+    with open(os.path.join(cg, "memory.stat")) as f:
+        return dict(l.split() for l in f)["kernel"]
+def whole(fd):
+    chunks = []
+    while True:
+        b = os.read(fd, 1 << 20)
+        if not b:
+            return b"".join(chunks)
+        chunks.append(b)
+def toggle(i):
+    subprocess.run(["setpci", "-s", port, "ECAP0d+6.w=%04x" % (i & 1)], check=True)
+toggle(1)
+fd = os.open("/dev/railbind", os.O_RDONLY)
+size = len(whole(fd))
+os.close(fd)
+k0 = int(kernel())
+fds = []
+for i in range(n):
+    toggle(i)
+    fd = os.open("/dev/railbind", os.O_RDONLY)
+    whole(fd)
+    fds.append(fd)
+k1 = int(kernel())
+def pread(fd):
+    try:
+        return len(os.pread(fd, 16, 1))
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+res = {"size": size, "grown": k1 - k0, "first": pread(fds[0]), "last": pread(fds[-1]),
+       "again": len(os.pread(fds[0], 16, 0))}
+for fd in fds:
+    os.close(fd)
+toggle(0)
+print(json.dumps(res))
+'''
+
+
+def snap_memory(g, mod, n=32):
+    """Descriptors held across re-renders pin at most the current
+    snapshot and 4 superseded ones (kmod/railbind_snap.c), measured as the
+    kernel memory charged to the renderer's memory cgroup; railbind 0.1.0
+    kept every generation a descriptor had attached."""
+    cg_root = "/tmp/rbcg"
+    os.makedirs(cg_root, exist_ok=True)
+    if g.run(["mount", "-t", "cgroup2", "none", cg_root]).returncode:
+        g.skip("snapshot memory bounded", "no cgroup2 in the guest")
+        return
+    cg = os.path.join(cg_root, "railbind-snap")
+    try:
+        with open(os.path.join(cg_root, "cgroup.subtree_control"), "w") as f:
+            f.write("+memory")
+        os.makedirs(cg, exist_ok=True)
+        mod.unload()
+        mod.load(g.topology.KMOD_PARAMS + " refresh_ms=1")
+        devs = fake_devs(g.parse(g.snapshot()))
+        port = next((d["pci"] for d in devs if d["type"] == "downstream"), None)
+        r = g.run(["/usr/bin/python3", "-c", SNAP_HELPER, cg, str(port), str(n)])
+        try:
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            g.tap(False, "snapshot memory helper ran", r.stdout)
+            return
+        bound = 6 * res["size"] + n * 32768
+        g.tap(res["grown"] < bound,
+              "%d descriptors held across %d re-renders of a %d-byte snapshot: kernel memory "
+              "of the renderer's cgroup +%d bytes (bound: 6 snapshots + 32 kB a descriptor, %d)"
+              % (n, n, res["size"], res["grown"], bound), res)
+        g.tap(res["first"] == "ESTALE" and res["last"] == 16 and res["again"] == 16,
+              "the oldest descriptor's snapshot is gone (read on: ESTALE, from 0: the current "
+              "one); the newest reads on", res)
+    finally:
+        g.run(["rmdir", cg])
+        try:
+            with open(os.path.join(cg_root, "cgroup.subtree_control"), "w") as f:
+                f.write("-memory")
+        except OSError:
+            pass
+        g.run(["umount", cg_root])
+        mod.unload()
+        mod.load()

@@ -581,6 +581,20 @@ def scenario_provider(top, label, mod, ep):
                  (g2, n1, "api"): (1, 4096)},
                 "railbind_peer_map() from a provider is counted" + (" (%s)" % err if err else ""))
     prov_cmd("apiunmap 10")
+    # The API and the nvidia probes key their records on numbers each picks:
+    # the same number from both is two records (railbind 0.1.0 refused the
+    # second, or let a probe's replace the API's).
+    err = (prov_cmd("nvmap 15 %s %s 2 0" % (g1, n1)) or
+           prov_cmd("apialias 16 %s %s 4096 15" % (g1, n1)))
+    base = {(g1, n0, "nvidia"): (1, 16 * PAGE[1]), (g2, n1, "nvidia"): (1, 2 * PAGE[1])}
+    expect_rows({**base, (g1, n1, "nvidia"): (1, 2 * PAGE[0]), (g1, n1, "api"): (1, 4096)},
+                "one cookie from the API and from nvidia_p2p_dma_map_pages: two records"
+                + (" (%s)" % err if err else ""))
+    prov_cmd("nvunmap 15")
+    expect_rows({**base, (g1, n1, "api"): (1, 4096)},
+                "the nvidia unmap of that cookie leaves the API's record")
+    prov_cmd("apiunmap 16")
+    expect_rows(base, "the API's unmap of it leaves nothing behind")
 
     # A page table of another major version is never read past its version.
     _, _, st = peer_view()
@@ -894,12 +908,16 @@ def main():
     ko = os.path.join(a.top, "build", "kmod-%s" % a.label, "kmod", "railbind.ko")
     mod = Module(ko)
     print("# kernel %s, module %s" % (os.uname().release, ko), flush=True)
-    ep = guarded(scenario_topology, mod, a.label)
     only = set(filter(None, a.only.split(",")))
-    for name, fn, args in (
+    # For vmdrive: where this boot is, and what it runs, so that a QEMU
+    # crash is retried from the scenario it happened in.
+    print("@@scenario topology", flush=True)
+    ep = guarded(scenario_topology, mod, a.label)
+    scenarios = [s for s in (
             ("acs", scenario_acs, (ep,)),
             ("p2p", p2p.scenario, (sys.modules[__name__], a.top, ep)),
             ("fakebus", fakebus.scenario_p2p, (sys.modules[__name__], a.top, mod)),
+            ("sriov", fakebus.scenario_sriov, (sys.modules[__name__], a.top, mod)),
             ("hotplug", scenario_hotplug, ("pciehp", topology.HOTPLUG["pciehp"], "pxb1")),
             ("hotplug", scenario_hotplug, ("acpi", topology.HOTPLUG["acpi"], "pcie.0")),
             ("provider", scenario_provider, (a.top, a.label, mod, ep)),
@@ -909,15 +927,19 @@ def main():
             ("cli", scenario_cli, (a.top, ep)),
             ("broker", scenario_broker, (a.top, ep)),
             ("stress", stress.scenarios, (sys.modules[__name__], a.top, mod, ep,
-                                          a.storm_cycles, a.unload_cycles))):
-        if only and name not in only:
-            continue
+                                          a.storm_cycles, a.unload_cycles)))
+                 if not only or s[0] in only]
+    print("@@scenarios " + ",".join(s[0] for s in scenarios), flush=True)
+    for name, fn, args in scenarios:
+        print("@@scenario " + name, flush=True)
         if name == "acs" and not ep:
             skip("ACS scenario", "endpoints not found")
+            print("@@scenario-done " + name, flush=True)
             continue
         t = time.time()
         healthy = guarded(fn, *args)
         print("# %s: %.0f s" % (name, time.time() - t), flush=True)
+        print("@@scenario-done " + name, flush=True)
         if name == "rescan" and healthy is False:
             # PCI hotplug or misc devices hang from here on: report, stop.
             print("# the kernel is wedged: later scenarios skipped", flush=True)

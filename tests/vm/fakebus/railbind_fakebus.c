@@ -23,9 +23,20 @@
  * bridge windows behave as the kernel expects. Config cycles are routed
  * by bus number like type 1 cycles: a function is reached on its parent
  * bridge's secondary bus. VFs read a shared template.
+ *
+ * Run-time parameters act as a PF driver and a rescan elsewhere would:
+ * reset_pf=N disables and re-enables SR-IOV on the Nth PF under its
+ * device lock, without the rescan lock (a driver's remove or reset path);
+ * vfs_on=0/1 does that for every PF; rescan_hold=1 holds the PCI
+ * rescan lock, as a rescan elsewhere would, until rescan_hold=0;
+ * del_delay_ms=T holds each VF's removal T ms after the bus notifiers saw
+ * BUS_NOTIFY_DEL_DEVICE, while it is still on the bus list: the window in
+ * which a walk of that list meets a device whose removal was notified;
+ * vf_dels counts the VF removals notified so far.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/ioport.h>
 #include <linux/module.h>
@@ -33,6 +44,8 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #ifndef CONFIG_X86
 #error "the fake host bridges use x86's struct pci_sysdata"
@@ -44,6 +57,15 @@ MODULE_PARM_DESC(layout, "rails or p2p");
 static unsigned int vfs;
 module_param(vfs, uint, 0444);
 MODULE_PARM_DESC(vfs, "VFs per NIC PF in layout=rails (0..128)");
+static unsigned int del_delay_ms;
+module_param(del_delay_ms, uint, 0644);
+MODULE_PARM_DESC(del_delay_ms, "Hold each VF's removal this long after BUS_NOTIFY_DEL_DEVICE (ms)");
+static unsigned int vf_dels;
+module_param(vf_dels, uint, 0444);
+MODULE_PARM_DESC(vf_dels, "VF removals whose BUS_NOTIFY_DEL_DEVICE came so far");
+static unsigned int resets_done;
+module_param(resets_done, uint, 0444);
+MODULE_PARM_DESC(resets_done, "reset_pf requests carried out so far");
 
 #define FB_MAX_FNS 96
 #define FB_MAX_HOSTS 5
@@ -381,6 +403,190 @@ static void fb_host_stop(struct fb_host *h)
 	release_resource(&h->mem);
 }
 
+static bool fb_ours(struct pci_dev *pdev)
+{
+	int i;
+
+	for (i = 0; i < fb_nhosts; i++)
+		if (pdev->bus->sysdata == &fb_hosts[i]->sd)
+			return true;
+	return false;
+}
+
+/* Runs after every other bus notifier (lowest priority). */
+static int fb_bus_notify(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct pci_dev *pdev = to_pci_dev(data);
+	unsigned int ms = READ_ONCE(del_delay_ms);
+
+	if (action != BUS_NOTIFY_DEL_DEVICE || !pdev->is_virtfn || !fb_ours(pdev))
+		return NOTIFY_DONE;
+	/* Removals run one at a time (the PF's device lock): no lost update. */
+	WRITE_ONCE(vf_dels, vf_dels + 1);
+	if (ms)
+		msleep(ms);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block fb_bus_nb = {
+	.notifier_call = fb_bus_notify,
+	.priority = INT_MIN,
+};
+
+static DEFINE_MUTEX(fb_param_lock);	/* the run-time parameters' writers */
+
+/* The idx-th PF of our host bridges, referenced, or NULL past the last. */
+static struct pci_dev *fb_nth_pf(unsigned int idx)
+{
+	struct pci_dev *pdev = NULL;
+
+	while ((pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, pdev)))
+		if (pdev->is_physfn && fb_ours(pdev) && !idx--)
+			return pdev;
+	return NULL;
+}
+
+/* A rescan elsewhere: the rescan lock held from rescan_hold=1 to =0. */
+static bool fb_want_hold, fb_held;
+static DECLARE_WAIT_QUEUE_HEAD(fb_hold_wq);
+
+static void fb_hold_fn(struct work_struct *work)
+{
+	pci_lock_rescan_remove();
+	WRITE_ONCE(fb_held, true);
+	wait_event(fb_hold_wq, !READ_ONCE(fb_want_hold));
+	WRITE_ONCE(fb_held, false);
+	pci_unlock_rescan_remove();
+}
+
+static DECLARE_WORK(fb_hold_work, fb_hold_fn);
+
+/* Under fb_param_lock. */
+static void fb_hold(bool on)
+{
+	if (on && !fb_want_hold) {
+		WRITE_ONCE(fb_want_hold, true);
+		schedule_work(&fb_hold_work);
+	} else if (!on && fb_want_hold) {
+		WRITE_ONCE(fb_want_hold, false);
+		wake_up(&fb_hold_wq);
+		flush_work(&fb_hold_work);
+	}
+}
+
+static int fb_hold_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	mutex_lock(&fb_param_lock);
+	fb_hold(on && fb_nhosts);
+	mutex_unlock(&fb_param_lock);
+	return 0;
+}
+
+static int fb_hold_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(fb_held));
+}
+
+static const struct kernel_param_ops fb_hold_ops = {
+	.set = fb_hold_set,
+	.get = fb_hold_get,
+};
+module_param_cb(rescan_hold, &fb_hold_ops, NULL, 0644);
+MODULE_PARM_DESC(rescan_hold, "1: hold the PCI rescan lock until 0 is written (reads 1 once held)");
+
+/*
+ * A PF's driver resetting it: SR-IOV off and on again, no rescan lock. In
+ * a work item: a parameter's writer holds the lock every reader of this
+ * module's parameters (vf_dels, resets_done) needs.
+ */
+static struct pci_dev *fb_reset_pf_dev;	/* referenced, under fb_param_lock */
+
+static void fb_reset_fn(struct work_struct *work)
+{
+	struct pci_dev *pf;
+
+	mutex_lock(&fb_param_lock);
+	pf = fb_reset_pf_dev;
+	fb_reset_pf_dev = NULL;
+	mutex_unlock(&fb_param_lock);
+	if (!pf)
+		return;
+	device_lock(&pf->dev);
+	pci_disable_sriov(pf);
+	if (pci_enable_sriov(pf, pci_sriov_get_totalvfs(pf)))
+		pci_warn(pf, "cannot enable VFs again\n");
+	device_unlock(&pf->dev);
+	pci_dev_put(pf);
+	WRITE_ONCE(resets_done, resets_done + 1);
+}
+
+static DECLARE_WORK(fb_reset_work, fb_reset_fn);
+
+static int fb_reset_pf_set(const char *val, const struct kernel_param *kp)
+{
+	struct pci_dev *pf;
+	unsigned int idx;
+	int ret = kstrtouint(val, 0, &idx);
+
+	if (ret)
+		return ret;
+	pf = fb_nhosts ? fb_nth_pf(idx) : NULL;
+	if (!pf)
+		return -ENODEV;
+	mutex_lock(&fb_param_lock);
+	if (fb_reset_pf_dev) {
+		ret = -EBUSY;
+	} else {
+		fb_reset_pf_dev = pf;
+		pf = NULL;
+		schedule_work(&fb_reset_work);
+	}
+	mutex_unlock(&fb_param_lock);
+	pci_dev_put(pf);
+	return ret;
+}
+
+static const struct kernel_param_ops fb_reset_pf_ops = {
+	.set = fb_reset_pf_set,
+};
+module_param_cb(reset_pf, &fb_reset_pf_ops, NULL, 0200);
+MODULE_PARM_DESC(reset_pf, "Write N: the Nth PF disables and re-enables SR-IOV, as its driver's reset would (resets_done counts them)");
+
+/* Every PF's VFs on (1) or off (0), as their drivers would set them. */
+static int fb_vfs_set(const char *val, const struct kernel_param *kp)
+{
+	struct pci_dev *pdev = NULL;
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	if (!fb_nhosts)
+		return -ENODEV;
+	while ((pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, pdev))) {
+		if (!pdev->is_physfn || !fb_ours(pdev))
+			continue;
+		device_lock(&pdev->dev);
+		if (!on)
+			pci_disable_sriov(pdev);
+		else if (!pci_num_vf(pdev))
+			ret = pci_enable_sriov(pdev, pci_sriov_get_totalvfs(pdev)) ?: ret;
+		device_unlock(&pdev->dev);
+	}
+	return ret;
+}
+
+static const struct kernel_param_ops fb_vfs_ops = {
+	.set = fb_vfs_set,
+};
+module_param_cb(vfs_on, &fb_vfs_ops, NULL, 0200);
+MODULE_PARM_DESC(vfs_on, "Write 1 or 0: every PF's VFs enabled or disabled");
+
 #define GPU_V PCI_VENDOR_ID_NVIDIA
 #define GPU_D 0x2330		/* H100 SXM5 */
 #define NIC_V PCI_VENDOR_ID_MELLANOX
@@ -572,6 +778,8 @@ static int __init fb_init(void)
 		ret = fb_host_start(fb_hosts[i]);
 	for (i = 0; i < fb_nhosts && !ret; i++)
 		fb_enable_vfs(fb_hosts[i]);
+	if (!ret)
+		ret = bus_register_notifier(&pci_bus_type, &fb_bus_nb);
 	if (ret)
 		fb_cleanup();
 	return ret;
@@ -579,6 +787,13 @@ static int __init fb_init(void)
 
 static void __exit fb_exit(void)
 {
+	mutex_lock(&fb_param_lock);
+	fb_hold(false);
+	mutex_unlock(&fb_param_lock);
+	WRITE_ONCE(del_delay_ms, 0);
+	cancel_work_sync(&fb_reset_work);
+	pci_dev_put(fb_reset_pf_dev);
+	bus_unregister_notifier(&pci_bus_type, &fb_bus_nb);
 	fb_cleanup();
 }
 

@@ -13,6 +13,8 @@
  *   nvunmap ID                          dma_unmap_pages + put_pages
  *   nvput ID                            put_pages only (mapping freed unmapped)
  *   apimap ID GPU NIC BYTES / apiunmap ID   railbind_peer_map/unmap
+ *   apialias ID GPU NIC BYTES SRC           railbind_peer_map with slot SRC's
+ *                                           nvidia mapping as the cookie
  *   apileak ID                          forget an API mapping without unmapping it
  *   dbattach ID GPU NIC BYTES           export + dynamic attach by the NIC
  *   dbmap ID / dbunmap ID               map/unmap the attachment
@@ -339,20 +341,27 @@ static int tp_command(char *cmd)
 		s->pt = NULL;
 		s->map = NULL;
 		tp_slot_free(s);
-	} else if (!strcmp(verb, "apimap") && n == 5 && !s->api_cookie) {
+	} else if ((!strcmp(verb, "apimap") && n == 5) ||
+		   (!strcmp(verb, "apialias") && n == 6 && b < TP_SLOTS && tp_slots[b].map)) {
 		int (*map)(struct module *owner, struct pci_dev *gpu, struct pci_dev *nic,
 			   u64 bytes, const void *cookie);
+		/* An alias: the number another source (the nvidia probes) keys on. */
+		const void *cookie = n == 6 ? (const void *)tp_slots[b].map : s;
 
+		if (s->api_cookie) {
+			ret = -EBUSY;
+			goto out;
+		}
 		/* What railbind_peer_map() expands to, without a link-time dependency. */
 		map = symbol_get(railbind_peer_map_owned);
 		if (!map) {
 			ret = -ENOENT;
 			goto out;
 		}
-		ret = map(THIS_MODULE, gpu, nic, a, s);
+		ret = map(THIS_MODULE, gpu, nic, a, cookie);
 		symbol_put(railbind_peer_map_owned);
 		if (!ret)
-			s->api_cookie = s;
+			s->api_cookie = cookie;
 	} else if (!strcmp(verb, "apiunmap") && s->api_cookie) {
 		tp_slot_free(s);
 	} else if (!strcmp(verb, "apileak") && s->api_cookie) {
