@@ -282,7 +282,7 @@ int aff_kmod_snapshot_read(const char *root, struct aff_kmod_snapshot **out, cha
 {
 	size_t len = 0, cap = 1 << 16;
 	char path[4096], *buf, *nb;
-	int fd, n, ret;
+	int fd, n, ret, restarts = 0;
 
 	if (!out)
 		return -EINVAL;
@@ -318,9 +318,18 @@ int aff_kmod_snapshot_read(const char *root, struct aff_kmod_snapshot **out, cha
 			}
 			buf = nb;
 		}
-		r = read(fd, buf + len, cap - len);
+		r = pread(fd, buf + len, cap - len, (off_t)len);
 		if (r < 0 && errno == EINTR)
 			continue;
+		/*
+		 * The module keeps only a few superseded snapshots: one pushed
+		 * out while we were in the middle of it is gone (ESTALE), and a
+		 * read from offset 0 attaches the current one (kmod/ABI.md).
+		 */
+		if (r < 0 && errno == ESTALE && len && restarts++ < 8) {
+			len = 0;
+			continue;
+		}
 		if (r < 0) {
 			ret = -errno;
 			goto out;
