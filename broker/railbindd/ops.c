@@ -48,8 +48,9 @@ static void add_text(struct json_object *r, const char *key, const char *text)
 
 /*
  * The limits of this client: its CPUs and GPUs as /proc and its devices
- * cgroup say, narrowed (never widened) by what it claims. *auth is set
- * when the devices cgroup decided its GPUs.
+ * cgroup say (with cgroup v2, the GPU nodes it passed), narrowed (never
+ * widened) by what it claims. *auth is set when the devices cgroup decided
+ * its GPUs.
  */
 static int limits(struct client *c, const struct request *rq, char **allowed,
 		  char **visible, bool *auth)
@@ -81,8 +82,19 @@ static int limits(struct client *c, const struct request *rq, char **allowed,
 		return -EPERM;
 	}
 	n = serve_gpu_count();
-	if (pi->devices && n && (mask = calloc(n, 1)) && gpuown_allowed(pi->devices, mask, n))
-		*auth = true;
+	mask = calloc(n + 1, 1);
+	if (!mask) {
+		ctl_send_error(c, id, "internal", "out of memory");
+		return -ENOMEM;
+	}
+	/* Asked with no GPU too: a process the broker cannot judge gets no CPUs either. */
+	rc = gpuown_decide(pi->devices, ctl_proof(c), mask, n, msg, sizeof(msg));
+	if (rc < 0) {
+		ctl_send_error(c, id, "permission", "%s", msg);
+		free(mask);
+		return -EPERM;
+	}
+	*auth = rc == 1;
 	/* The same words are the same GPUs; other spellings are compared by
 	 * identity. The environment is the process's own: checked, never echoed. */
 	if (claim && pi->visible && !peer_claim_within(claim, pi->visible) &&
