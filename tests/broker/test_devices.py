@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_broker as tb  # noqa: E402
 from test_broker import Broker, check, clean_env, wait_for  # noqa: E402
 from test_hostile import (ATTACKER, DGX, VICTIM, Attack, as_user, dgx_gpus,  # noqa: E402
-                          fd_count, status, stopped, victim_served)
+                          fd_count, give_only_gpu3, status, stopped, victim_served)
 
 DEVICES = os.environ["DEVICES"]
 V1 = "/sys/fs/cgroup/devices"
@@ -51,6 +51,13 @@ def fake_root(tmp, gpus, nodes):
     os.makedirs(os.path.join(root, "sys/fs"))
     os.symlink("/sys/fs/cgroup", os.path.join(root, "sys/fs/cgroup"))
     return root
+
+
+def remove_cgroup(cg):
+    try:
+        os.rmdir(cg)
+    except OSError as e:
+        print("note: cannot remove %s: %s" % (cg, e))
 
 
 def ask(prefix, sock, lines, *paths):
@@ -75,11 +82,7 @@ def test_v1_fail_closed(tmp):
     os.mkdir(cg)
     b = Broker(tmp, DGX, "--root", root)
     try:
-        with open(os.path.join(cg, "devices.deny"), "w") as f:
-            f.write("a\n")
-        for rule in ("c 1:* rwm", "c 5:* rwm", "c 136:* rwm", "c 226:131 rw"):
-            with open(os.path.join(cg, "devices.allow"), "w") as f:
-                f.write(rule + "\n")
+        give_only_gpu3(cg)
         enter = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cg]
         plan0 = {"v": 1, "op": "plan", "rank": 0, "job": "lx", "id": 1}
         out, err = ask(enter, b.sock, [{**plan0, "lease": "none"}])
@@ -118,10 +121,7 @@ def test_v1_fail_closed(tmp):
               % (str(first)[:200], str(second)[:200]))
     finally:
         stopped(b)
-        try:
-            os.rmdir(cg)
-        except OSError as e:
-            print("note: cannot remove %s: %s" % (cg, e))
+        remove_cgroup(cg)
 
 
 def cgroup2_mount():
@@ -211,10 +211,7 @@ def test_v2_proof(tmp):
             a.stop()
         if b:
             stopped(b)
-        try:
-            os.rmdir(cg)
-        except OSError as e:
-            print("note: cannot remove %s: %s" % (cg, e))
+        remove_cgroup(cg)
 
 
 def test_descriptors_cost_nothing(tmp):

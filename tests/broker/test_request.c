@@ -243,6 +243,19 @@ static void test_printable(void **state)
 	expect_error("{\"v\":1,\"op\":\"plan\",\"visible\":\"0 1\"}", "invalid");
 }
 
+/* The end of a test on a fake --root tree @dir with the GPUs of @topo. */
+static void fake_root_done(const char *dir, struct aff_topo *topo, struct aff_ctx *ctx)
+{
+	char cmd[512];
+
+	gpuown_fini();
+	conf.root = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	aff_topo_unref(topo);
+	aff_ctx_unref(ctx);
+}
+
 /* cgroup v1 devices.list: which GPUs (by their device numbers) a process may open. */
 static void test_device_rules(void **state)
 {
@@ -292,12 +305,7 @@ static void test_device_rules(void **state)
 	assert_int_equal(mask[1], 1);
 	assert_int_equal(gpuown_allowed(r, mask, 7), 0);	/* another topology */
 	gpuown_rules_free(r);
-	gpuown_fini();
-	conf.root = NULL;
-	snprintf(path, sizeof(path), "rm -rf %s", dir);
-	assert_int_equal(system(path), 0);
-	aff_topo_unref(topo);
-	aff_ctx_unref(ctx);
+	fake_root_done(dir, topo, ctx);
 }
 
 /* What decides a process's GPUs (gpuown_read, gpuown_decide), and the proof by descriptor. */
@@ -381,12 +389,7 @@ static void test_device_authority(void **state)
 	assert_int_equal(gpuown_decide(NULL, &p, mask, 8, why, sizeof(why)), -EPERM);
 	close(self);
 
-	gpuown_fini();
-	conf.root = NULL;
-	snprintf(path, sizeof(path), "rm -rf %s", dir);
-	assert_int_equal(system(path), 0);
-	aff_topo_unref(topo);
-	aff_ctx_unref(ctx);
+	fake_root_done(dir, topo, ctx);
 }
 
 int main(void)
