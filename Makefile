@@ -54,6 +54,8 @@ LIBAFF_SRCS := source.c source_hwloc.c source_nccl.c source_kmod.c source_kmod_g
 	client.c client_binding.c apply.c ctx.c err.c config.c xml_lazy.c hwloc_lazy.c
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += fileio.c source_hwloc_import.c child_limits.c
+# The GPU nodes a rank passes the broker as proof it may use them.
+LIBAFF_SRCS += client_proof.c
 # CPU sets as text (cpulist, cpumask); the one XML encoding read.
 LIBAFF_SRCS += cpulist.c xml_encoding.c
 CLI_SRCS := railbind.c options.c emit.c utils.c topo.c plan.c snapshot.c run.c status.c

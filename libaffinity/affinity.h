@@ -257,6 +257,10 @@ enum aff_bind_flags {
 	AFF_BIND_BROKER_ONLY = 1ul << 2,
 	/* Ask for the plan only; take no lease on the rank. */
 	AFF_BIND_NO_LEASE = 1ul << 3,
+	/* Pass the broker no GPU node: by default those this
+	 * process can open go with the request, the broker's proof of its
+	 * GPUs under a cgroup v2 device filter (docs/PROTOCOL.md). */
+	AFF_BIND_NO_DEVICE_PROOF = 1ul << 4,
 };
 
 struct aff_bind_spec {

@@ -86,6 +86,44 @@ static int send_all(int fd, const char *buf, size_t len, long long deadline)
 	return 0;
 }
 
+/*
+ * The line, its first bytes carrying @fds (SCM_RIGHTS): the broker takes
+ * the descriptors with the bytes they came with, and closes them.
+ */
+static int send_line(int fd, const char *buf, size_t len, const int *fds, size_t nfds,
+		     long long deadline)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * AFF_PROTO_MAX_PROOF)];
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf };
+	struct cmsghdr *h;
+	ssize_t n;
+
+	if (nfds > AFF_PROTO_MAX_PROOF)
+		nfds = AFF_PROTO_MAX_PROOF;
+	if (!nfds)
+		return send_all(fd, buf, len, deadline);
+	memset(&ctl, 0, sizeof(ctl));
+	m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+	h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(h), fds, sizeof(int) * nfds);
+	while ((n = sendmsg(fd, &m, MSG_NOSIGNAL)) < 0 && (errno == EAGAIN || errno == EINTR)) {
+		int rc = wait_fd(fd, POLLOUT, deadline);
+
+		if (rc < 0)
+			return rc;
+	}
+	if (n < 0)
+		return -errno;
+	return send_all(fd, buf + n, len - (size_t)n, deadline);
+}
+
 /* Read up to the first newline; the reply may be large (a whole plan). */
 static int recv_line(int fd, char **out, long long deadline)
 {
@@ -146,6 +184,12 @@ AFF_EXPORT int aff_unix_address(const char *path, struct sockaddr_un *sa)
 AFF_EXPORT int aff_broker_call(const char *path, const char *request, int timeout_ms,
 			       struct json_object **reply)
 {
+	return aff_broker_call_fds(path, request, NULL, 0, timeout_ms, reply);
+}
+
+int aff_broker_call_fds(const char *path, const char *request, const int *fds, size_t nfds,
+			int timeout_ms, struct json_object **reply)
+{
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	long long deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 1000);
 	char *line = NULL;
@@ -172,7 +216,7 @@ AFF_EXPORT int aff_broker_call(const char *path, const char *request, int timeou
 		} else {
 			memcpy(line, request, len);
 			line[len] = '\n';
-			rc = send_all(fd, line, len + 1, deadline);
+			rc = send_line(fd, line, len + 1, fds, nfds, deadline);
 			free(line);
 			line = NULL;
 		}

@@ -19,6 +19,8 @@
 /* The longest request line the broker reads; a longer one is an error. */
 #define AFF_PROTO_MAX_REQUEST 4096
 #define AFF_DEFAULT_SOCKET "/run/railbind/railbind.sock"
+/* The most descriptors a request carries (SCM_RIGHTS); the broker takes no more. */
+#define AFF_PROTO_MAX_PROOF 64
 
 /* @opt, else $RAILBIND_SOCKET, else the default path. */
 const char *aff_socket_path(const char *opt);

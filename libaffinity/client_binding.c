@@ -182,7 +182,9 @@ static int from_broker(struct aff_ctx *ctx, const struct aff_bind_spec *spec, lo
 {
 	const char *path = aff_socket_path(spec->socket);
 	struct json_object *req = json_object_new_object(), *reply = NULL, *v;
+	int fds[AFF_PROTO_MAX_PROOF];
 	char *text = NULL;
+	size_t nfds;
 	int rc;
 
 	json_object_object_add(req, "v", json_object_new_int(AFF_PROTO_VERSION));
@@ -198,7 +200,10 @@ static int from_broker(struct aff_ctx *ctx, const struct aff_bind_spec *spec, lo
 	rc = aff_json_string(req, 0, &text);
 	if (rc < 0)
 		return rc;
-	rc = aff_broker_call(path, text, spec->timeout_ms, &reply);
+	/* The GPU nodes it can open: with cgroup v2 the broker's only word on its GPUs. */
+	nfds = spec->flags & AFF_BIND_NO_DEVICE_PROOF ? 0 : aff_gpu_proof_open(fds, AFF_PROTO_MAX_PROOF);
+	rc = aff_broker_call_fds(path, text, fds, nfds, spec->timeout_ms, &reply);
+	aff_gpu_proof_close(fds, nfds);
 	free(text);
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "no broker at %s: %s", path, strerror(-rc));

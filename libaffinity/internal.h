@@ -91,6 +91,18 @@ int aff_read_text(const char *path, char *buf, size_t len, bool nofollow);
 ssize_t aff_read_upto(int fd, void *buf, size_t len);
 
 /*
+ * The GPU nodes (/dev/nvidiaN, /dev/dri/renderD*) this process can open,
+ * at most @max, into @fds (client_proof.c): none where a cgroup v1 devices
+ * list says it already. aff_gpu_proof_close() closes them.
+ */
+size_t aff_gpu_proof_open(int *fds, size_t max);
+void aff_gpu_proof_close(const int *fds, size_t n);
+struct json_object;
+/* aff_broker_call() with @nfds descriptors sent with the request's first bytes. */
+int aff_broker_call_fds(const char *path, const char *request, const int *fds, size_t nfds,
+			int timeout_ms, struct json_object **reply);
+
+/*
  * aff_child_limits - in a process about to read an input of @len bytes that
  * it may die of (child_limits.c): soft limits on its address space (what is
  * mapped now, plus AFF_CHILD_MEM_BASE, plus AFF_CHILD_MEM_PER_BYTE times

@@ -20,6 +20,7 @@ enum {
 	OPT_NO_BIND,
 	OPT_FORCE,
 	OPT_NO_LEASE,
+	OPT_NO_PROOF,
 	OPT_TIMEOUT,
 };
 
@@ -58,6 +59,10 @@ static const struct rb_opt opts[] = {
 	{ OPT_LOCAL, no_argument, "local", "      --local        do not ask the broker\n" },
 	{ OPT_NO_LEASE, no_argument, "no-lease",
 	  "      --no-lease     do not take a lease on the rank\n" },
+	{ OPT_NO_PROOF, no_argument, "no-device-proof",
+	  "      --no-device-proof\n"
+	  "                     do not pass the broker the GPU nodes this process\n"
+	  "                     can open (its proof of GPUs under cgroup v2)\n" },
 	{ OPT_TIMEOUT, required_argument, "timeout",
 	  "      --timeout MS   wait MS milliseconds for the broker's answer before\n"
 	  "                     computing the plan here (default 1000)\n" },
@@ -109,6 +114,9 @@ static int own_opt(int c, const char *arg, void *data)
 		break;
 	case OPT_NO_LEASE:
 		rq->spec.flags |= AFF_BIND_NO_LEASE;
+		break;
+	case OPT_NO_PROOF:
+		rq->spec.flags |= AFF_BIND_NO_DEVICE_PROOF;
 		break;
 	case OPT_NO_BIND:
 		rq->bind = false;

@@ -60,3 +60,41 @@ int peer_environ_visible(const char *env, size_t len, char **out)
 		rc = peer_environ_get(env, len, "ROCR_VISIBLE_DEVICES=", out);
 	return rc < 0 ? rc : 0;
 }
+
+/* Whether @name is in the comma-separated controller list [@p, @end). */
+static bool has_controller(const char *p, const char *end, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (p < end) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t m = comma ? (size_t)(comma - p) : (size_t)(end - p);
+
+		if (m == n && !strncmp(p, name, n))
+			return true;
+		p += m + 1;
+	}
+	return false;
+}
+
+/*
+ * The cgroup path of @controller in a /proc/<pid>/cgroup text, whose lines
+ * are "ID:CONTROLLERS:PATH"; "" names the cgroup v2 line, "0::PATH".
+ */
+char *peer_cgroup_path(const char *cg, const char *controller)
+{
+	const char *line = cg;
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+
+		if (c2 && (*controller ? has_controller(c1 + 1, c2, controller)
+				       : c1 == line + 1 && *line == '0' && c2 == c1 + 1))
+			return strndup(c2 + 1, len - (size_t)(c2 + 1 - line));
+		line = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}

@@ -67,6 +67,8 @@ struct client {
 	bool have_info;
 	int info_err;
 	struct peer_info info;
+	/* GPU nodes it passed: their device numbers; the descriptors are closed. */
+	struct gpuown_proof proof;
 	struct client *prev, *next;
 };
 
@@ -330,6 +332,11 @@ int ctl_peer_visible(struct client *c, const char **out)
 	return rc;
 }
 
+const struct gpuown_proof *ctl_proof(const struct client *c)
+{
+	return &c->proof;
+}
+
 int ctl_peer_pidfd(struct client *c)
 {
 	return peer_pidfd(c->fd, &c->id);
@@ -391,14 +398,59 @@ static void take_lines(struct client *c)
 	}
 }
 
+/*
+ * Request bytes, and the descriptors sent with them (SCM_RIGHTS): each is
+ * looked at (fstat) and closed at once, whatever the client sends and
+ * whether or not a request follows, so a client costs the broker no
+ * descriptor. More than GPUOWN_MAX_PROOF in one message are cut by the
+ * kernel (MSG_CTRUNC): the connection's proof is void then.
+ */
+static ssize_t recv_request(struct client *c)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * GPUOWN_MAX_PROOF)];
+	} ctl;
+	struct iovec iov = {
+		.iov_base = c->in + c->inlen,
+		.iov_len = AFF_PROTO_MAX_REQUEST - c->inlen,
+	};
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *h;
+	ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+		const unsigned char *data = CMSG_DATA(h);
+		size_t i, nfd;
+
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			int fd;
+
+			memcpy(&fd, data + i * sizeof(int), sizeof(int));
+			gpuown_proof_add(&c->proof, fd);
+			close(fd);
+		}
+	}
+	if (m.msg_flags & MSG_CTRUNC)
+		c->proof.cut = true;
+	return n;
+}
+
 static void client_event(int fd, uint32_t events, void *arg)
 {
 	struct client *c = arg;
 
 	(void)fd;
 	if ((events & EPOLLIN) && !c->closing && !c->paused) {
-		ssize_t n = recv(c->fd, c->in + c->inlen, AFF_PROTO_MAX_REQUEST - c->inlen,
-				 MSG_DONTWAIT);
+		ssize_t n = recv_request(c);
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			/* Half-closed: answer what came, then go. */

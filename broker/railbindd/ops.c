@@ -75,8 +75,9 @@ static int own_visible(struct client *c, struct json_object *id, const char **ow
 
 /*
  * The limits of this client: its CPUs and GPUs as /proc and its devices
- * cgroup say, narrowed (never widened) by what it claims. *auth is set
- * when the devices cgroup decided its GPUs.
+ * cgroup say (with cgroup v2, the GPU nodes it passed), narrowed (never
+ * widened) by what it claims. *auth is set when the devices cgroup decided
+ * its GPUs.
  */
 static int limits(struct client *c, const struct request *rq, char **allowed,
 		  char **visible, bool *auth)
@@ -105,8 +106,19 @@ static int limits(struct client *c, const struct request *rq, char **allowed,
 	if (claim && own_visible(c, id, &own) < 0)
 		return -EPERM;
 	n = serve_gpu_count();
-	if (pi->devices && n && (mask = calloc(n, 1)) && gpuown_allowed(pi->devices, mask, n))
-		*auth = true;
+	mask = calloc(n + 1, 1);
+	if (!mask) {
+		ctl_send_error(c, id, "internal", "out of memory");
+		return -ENOMEM;
+	}
+	/* Asked with no GPU too: a process the broker cannot judge gets no CPUs either. */
+	rc = gpuown_decide(pi->devices, ctl_proof(c), mask, n, msg, sizeof(msg));
+	if (rc < 0) {
+		ctl_send_error(c, id, "permission", "%s", msg);
+		free(mask);
+		return -EPERM;
+	}
+	*auth = rc == 1;
 	/* The same words are the same GPUs; other spellings are compared by
 	 * identity. The environment is the process's own: checked, never echoed. */
 	if (claim && own && !peer_claim_within(claim, own) &&

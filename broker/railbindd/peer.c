@@ -252,48 +252,10 @@ bool peer_alive(pid_t pid, unsigned long long start)
 	return peer_start_time(pid) == start;
 }
 
-/* Whether @name is in the comma-separated controller list [@p, @end). */
-static bool has_controller(const char *p, const char *end, const char *name)
-{
-	size_t n = strlen(name);
-
-	while (p < end) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		size_t m = comma ? (size_t)(comma - p) : (size_t)(end - p);
-
-		if (m == n && !strncmp(p, name, n))
-			return true;
-		p += m + 1;
-	}
-	return false;
-}
-
-/*
- * The cgroup path of @controller in a /proc/<pid>/cgroup text, whose lines
- * are "ID:CONTROLLERS:PATH"; "" names the cgroup v2 line, "0::PATH".
- */
-static char *cgroup_line(const char *cg, const char *controller)
-{
-	const char *line = cg;
-
-	while (line && *line) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		const char *c1 = memchr(line, ':', len);
-		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
-
-		if (c2 && (*controller ? has_controller(c1 + 1, c2, controller)
-				       : c1 == line + 1 && *line == '0' && c2 == c1 + 1))
-			return strndup(c2 + 1, len - (size_t)(c2 + 1 - line));
-		line = nl ? nl + 1 : NULL;
-	}
-	return NULL;
-}
-
 /* The cgroup v2 cpuset of the process: cpuset.cpus.effective of its "0::" line. */
 static char *cgroup_cpus(const char *cg)
 {
-	char path[4096], *dir = cgroup_line(cg, ""), *s, *nl;
+	char path[4096], *dir = peer_cgroup_path(cg, ""), *s, *nl;
 
 	if (!dir)
 		return NULL;
@@ -343,26 +305,6 @@ static char *allowed_cpus(int dirfd, const char *cg)
 	return out;
 }
 
-/* The process's device rules (cgroup v1 devices.list), NULL where none apply. */
-static struct gpuown_rules *device_rules(const char *cg)
-{
-	char path[4096], *dir = cgroup_line(cg, "devices"), *list;
-	struct gpuown_rules *r;
-
-	/* The root cgroup allows every device; it cannot be otherwise. */
-	if (!dir || !strcmp(dir, "/")) {
-		free(dir);
-		return NULL;
-	}
-	snprintf(path, sizeof(path), "%s/sys/fs/cgroup/devices%s%sdevices.list",
-		 conf.root ? conf.root : "", dir, dir[strlen(dir) - 1] == '/' ? "" : "/");
-	free(dir);
-	list = read_all_at(AT_FDCWD, path, PEER_MAX_SMALL, NULL);
-	r = list ? gpuown_rules_parse(list) : NULL;
-	free(list);
-	return r;
-}
-
 /* The environment is not read here: only for a claim (peerenv.c). */
 int peer_read_info(int dirfd, bool want_cpus, struct peer_info *pi)
 {
@@ -372,7 +314,8 @@ int peer_read_info(int dirfd, bool want_cpus, struct peer_info *pi)
 	cg = read_all_at(dirfd, "cgroup", PEER_MAX_SMALL, NULL);
 	if (want_cpus)
 		pi->cpus = allowed_cpus(dirfd, cg);
-	pi->devices = cg ? device_rules(cg) : NULL;
+	/* Read after the cgroup file, to tell whether that was the process's own. */
+	pi->devices = gpuown_read(dirfd, cg);
 	free(cg);
 	return 0;
 }

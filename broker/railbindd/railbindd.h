@@ -69,6 +69,7 @@ void sched_stop(void);
 /* ctl.c: the Unix socket, framing, limits. */
 struct client;
 struct peer_info;
+struct gpuown_proof;
 int ctl_init(void);
 void ctl_fini(void);
 void ctl_stop_listening(void);
@@ -97,6 +98,8 @@ int ctl_peer_info(struct client *c, const struct peer_info **out);
 int ctl_peer_visible(struct client *c, const char **out);
 /* A pidfd of the process that connected, checked alive; -ESRCH if gone. */
 int ctl_peer_pidfd(struct client *c);
+/* The GPU device nodes the client passed (SCM_RIGHTS) as proof it may use them. */
+const struct gpuown_proof *ctl_proof(const struct client *c);
 /* Whether this client may have one more plan computed (a cache miss). */
 bool ctl_charge_miss(struct client *c);
 /* Whether @c's user may have a verify op now (one a second, root too): charged. */
@@ -191,6 +194,30 @@ struct gpuown_rules *gpuown_rules_parse(const char *list);
 void gpuown_rules_free(struct gpuown_rules *r);
 /* 1 and @mask[i] for each of the @n GPUs, or 0: no authority here. */
 int gpuown_allowed(const struct gpuown_rules *r, unsigned char *mask, size_t n);
+/*
+ * What the devices cgroup says of the process under @dirfd (/proc/<pid>),
+ * @cg its cgroup file as read just before (NULL: unreadable). Never NULL
+ * but out of memory; a process the broker cannot judge is marked refused.
+ */
+struct gpuown_rules *gpuown_read(int dirfd, const char *cg);
+/* Descriptors a client may pass as proof of its GPUs (docs/PROTOCOL.md). */
+#define GPUOWN_MAX_PROOF 64
+struct gpuown_proof {
+	size_t n;
+	bool cut;	/* descriptors were lost (MSG_CTRUNC): no proof */
+	dev_t rdev[GPUOWN_MAX_PROOF];
+};
+/* Take @fd's device as proof if it is an open character device; never closes @fd. */
+void gpuown_proof_add(struct gpuown_proof *p, int fd);
+/*
+ * The GPUs the node gives a process: by its cgroup v1 devices list (@r),
+ * else, where a cgroup v2 device filter applies to it, by the GPU nodes it
+ * proved it holds open (@p, NULL: none). 1 and @mask[i] for each of the @n
+ * GPUs; 0 where nothing on the node says (its claim is trusted); -EPERM
+ * and @why where the broker cannot tell and must not guess.
+ */
+int gpuown_decide(const struct gpuown_rules *r, const struct gpuown_proof *p,
+		  unsigned char *mask, size_t n, char *why, size_t whylen);
 
 /* peer.c: who a client is and what it may use, read from /proc, not asked. */
 struct peer_id {
@@ -235,6 +262,11 @@ struct share;
 int peerenv_visible(int dirfd, pid_t pid, unsigned long long start, struct share *s,
 		    const char **out);
 void peerenv_fini(void);
+/*
+ * The path of @controller's cgroup in a /proc/<pid>/cgroup text, "" for
+ * the cgroup v2 line; malloc()ed, NULL when there is none.
+ */
+char *peer_cgroup_path(const char *cg, const char *controller);
 /* Start time of @pid in clock ticks since boot (stat field 22), 0 if gone. */
 unsigned long long peer_start_time(pid_t pid);
 

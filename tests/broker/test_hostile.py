@@ -591,6 +591,16 @@ def dgx_gpus():
     return [g["pci"] for g in json.loads(tb.run(["topo", "--json", "--input", DGX]).stdout)["gpus"]]
 
 
+def give_only_gpu3(cg):
+    """The v1 devices cgroup @cg denies every device but the tty and memory
+    ones and GPU 3's render node 226:131 (a fake sysfs under --root)."""
+    with open(os.path.join(cg, "devices.deny"), "w") as f:
+        f.write("a\n")
+    for rule in ("c 1:* rwm", "c 5:* rwm", "c 136:* rwm", "c 226:131 rw"):
+        with open(os.path.join(cg, "devices.allow"), "w") as f:
+            f.write(rule + "\n")
+
+
 def test_gpu_ownership(tmp):
     """One GPU, two users' jobs. Where nothing assigns GPUs (no devices
     cgroup) the second user's lease is granted and told so (gpu-sharing =
@@ -664,11 +674,7 @@ def test_gpu_ownership(tmp):
     b = Broker(d, DGX, "--root", root)
     a = None
     try:
-        with open(os.path.join(cg, "devices.deny"), "w") as f:
-            f.write("a\n")
-        for rule in ("c 1:* rwm", "c 5:* rwm", "c 136:* rwm", "c 226:131 rw"):
-            with open(os.path.join(cg, "devices.allow"), "w") as f:
-                f.write(rule + "\n")
+        give_only_gpu3(cg)
         a = Attack(ATTACKER, "procs", b.sock, 1, 3, 3)
         check(a.n("ok") == 1, "another user holds rank 3 (GPU %s) first, by claim" % gpus[3])
         enter = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cg]

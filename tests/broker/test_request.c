@@ -6,12 +6,14 @@
  * on the smallest input that showed it, and the protocol's own examples.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "client.h"
@@ -325,6 +327,19 @@ static void test_printable(void **state)
 	expect_error("{\"v\":1,\"op\":\"plan\",\"visible\":\"0 1\"}", "invalid");
 }
 
+/* The end of a test on a fake --root tree @dir with the GPUs of @topo. */
+static void fake_root_done(const char *dir, struct aff_topo *topo, struct aff_ctx *ctx)
+{
+	char cmd[512];
+
+	gpuown_fini();
+	conf.root = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	aff_topo_unref(topo);
+	aff_ctx_unref(ctx);
+}
+
 /* cgroup v1 devices.list: which GPUs (by their device numbers) a process may open. */
 static void test_device_rules(void **state)
 {
@@ -374,12 +389,91 @@ static void test_device_rules(void **state)
 	assert_int_equal(mask[1], 1);
 	assert_int_equal(gpuown_allowed(r, mask, 7), 0);	/* another topology */
 	gpuown_rules_free(r);
-	gpuown_fini();
-	conf.root = NULL;
-	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	fake_root_done(dir, topo, ctx);
+}
+
+/* What decides a process's GPUs (gpuown_read, gpuown_decide), and the proof by descriptor. */
+static void test_device_authority(void **state)
+{
+	char dir[] = "/tmp/railbind-devauth.XXXXXX", path[8192], why[256], err[256];
+	struct aff_ctx *ctx = aff_ctx_new(NULL);
+	struct gpuown_proof p = { 0 }, none = { 0 };
+	struct aff_topo *topo = NULL;
+	struct gpuown_rules *r;
+	unsigned char mask[8];
+	int self, fd;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(aff_topo_load(ctx, BUILD "/fixtures/dgx-h100.xml", 0, &topo, err,
+				       sizeof(err)), 0);
+	/* GPU 1's render node is 1:3, which /dev/null is: a device this test can open. */
+	snprintf(path, sizeof(path), "mkdir -p %s/sys/bus/pci/devices/%s/drm/renderD129 %s/sys/fs/cgroup/devices/job",
+		 dir, topo->dev[topo->gpus[1]].pci, dir);
 	assert_int_equal(system(path), 0);
-	aff_topo_unref(topo);
-	aff_ctx_unref(ctx);
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/drm/renderD129/dev", dir,
+		 topo->dev[topo->gpus[1]].pci);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("1:3\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/sys/fs/cgroup/devices/job/devices.list", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("c 1:3 rwm\n", f);
+	fclose(f);
+	conf.root = dir;
+	gpuown_refresh(topo);
+
+	/* Only an open character device counts, each once. */
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	gpuown_proof_add(&p, fd);
+	gpuown_proof_add(&p, fd);
+	close(fd);
+	assert_int_equal(p.n, 1);
+	fd = open("/dev/null", O_PATH | O_CLOEXEC);
+	gpuown_proof_add(&none, fd);
+	close(fd);
+	fd = open(BUILD "/fixtures/dgx-h100.xml", O_RDONLY | O_CLOEXEC);
+	gpuown_proof_add(&none, fd);
+	close(fd);
+	assert_int_equal(none.n, 0);
+
+	self = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(self >= 0);
+	/* A v1 devices list decides; the proof is not needed there. */
+	r = gpuown_read(self, "5:devices:/job\n0::/\n");
+	assert_int_equal(gpuown_decide(r, NULL, mask, 8, why, sizeof(why)), 1);
+	assert_int_equal(mask[1], 1);
+	assert_int_equal(mask[0], 0);
+	gpuown_rules_free(r);
+	/* Seen in that cgroup, now in the root one: refused. */
+	r = gpuown_read(self, "5:devices:/\n0::/\n");
+	assert_int_equal(gpuown_decide(r, &p, mask, 8, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "was in a devices cgroup"));
+	gpuown_rules_free(r);
+	/* Unreadable: the cgroup file, a devices list, a path too long. */
+	r = gpuown_read(self, NULL);
+	assert_int_equal(gpuown_decide(r, &p, mask, 8, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "cannot read"));
+	gpuown_rules_free(r);
+	r = gpuown_read(self, "5:devices:/gone\n");
+	assert_int_equal(gpuown_decide(r, &p, mask, 8, why, sizeof(why)), -EPERM);
+	gpuown_rules_free(r);
+	memset(path, 'a', sizeof(path));
+	memcpy(path, "5:devices:/", 11);
+	path[sizeof(path) - 1] = '\0';
+	r = gpuown_read(self, path);
+	assert_int_equal(gpuown_decide(r, &p, mask, 8, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "longer"));
+	gpuown_rules_free(r);
+	/* No device program where its v2 cgroup is: a proof says nothing. */
+	r = gpuown_read(self, "0::/railbind-no-such-cgroup\n");
+	assert_int_equal(gpuown_decide(r, &p, mask, 8, why, sizeof(why)), 0);
+	gpuown_rules_free(r);
+	assert_int_equal(gpuown_decide(NULL, &p, mask, 8, why, sizeof(why)), -EPERM);
+	close(self);
+
+	fake_root_done(dir, topo, ctx);
 }
 
 int main(void)
@@ -397,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_environ_large),
 		cmocka_unit_test(test_printable),
 		cmocka_unit_test(test_device_rules),
+		cmocka_unit_test(test_device_authority),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
