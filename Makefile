@@ -72,6 +72,9 @@ LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c
+# Slurm's gres.conf from the hardware (libaffinity/out_gres.c, broker/railbind/slurm_gres.c).
+LIBAFF_SRCS += out_gres.c
+CLI_SRCS += slurm_gres.c
 
 .DEFAULT_GOAL := all
 

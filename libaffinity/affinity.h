@@ -503,6 +503,20 @@ int aff_topo_gpu_minor(const struct aff_topo *topo, size_t i);
  */
 int aff_topo_facts_json(const struct aff_topo *topo, unsigned long flags,
 			char **out);
+/* aff_topo_gres_conf()'s @flags: the unit Slurm co-allocates cores per, NICs. */
+#define AFF_GRES_NUMA (1ul << 0)	/* SlurmdParameters=numa_node_as_socket */
+#define AFF_GRES_L3 (1ul << 1)		/* SlurmdParameters=l3cache_as_socket */
+#define AFF_GRES_NICS (1ul << 2)	/* the rails too, as gres "nic" */
+/**
+ * aff_topo_gres_conf - Slurm gres.conf lines for @topo, malloc()ed into @out:
+ * one Name=gpu line per GPU in PCI order with File=, Cores= (logical core
+ * indices, whole sockets, or NUMA nodes or L3 caches per @flags) and Links=
+ * (NVLinks, where NVML answered); Name=nic lines with AFF_GRES_NICS.
+ * -ENODEV no GPU (and no NICs asked), -EINVAL bad @flags, -ENOMEM.
+ * Since: 1.6
+ */
+int aff_topo_gres_conf(const struct aff_topo *topo, unsigned long flags,
+		       char **out, char *err, size_t errlen);
 /**
  * aff_topo_svg_write - draw @topo as SVG into @path (whole or not at all;
  * "-" is stdout): sockets, NUMA nodes, root complexes, switches, GPUs and

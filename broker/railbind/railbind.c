@@ -21,6 +21,7 @@ static const struct rb_cmd commands[] = {
 	{ "nccl-topo", cmd_nccl_topo, "NCCL's topology XML of this node, for NCCL_TOPO_FILE" },
 	{ "status", cmd_status, "the broker, the module, the plan's generation, leases" },
 	{ "verify", cmd_verify, "are the running ranks where their plan put them (exit like audit)" },
+	{ "slurm-gres", cmd_slurm_gres, "Slurm gres.conf lines: GPUs with File=, Cores= (whole sockets), Links=" },
 	{ NULL, NULL, NULL },
 };
 
