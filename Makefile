@@ -73,7 +73,7 @@ LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c
 # Slurm's gres.conf from the hardware (libaffinity/out_gres.c, broker/railbind/slurm_gres.c).
-LIBAFF_SRCS += out_gres.c
+LIBAFF_SRCS += out_gres.c audit_slurm.c
 CLI_SRCS += slurm_gres.c
 
 .DEFAULT_GOAL := all
@@ -126,6 +126,7 @@ CHECKS :=
 -include $(TOP)/broker/railbindd/railbindd.mk
 -include $(TOP)/udev/install.mk
 -include $(TOP)/slurm/slurm.mk
+-include $(TOP)/tests/slurm/gres.mk
 -include $(TOP)/tests/audit/audit.mk
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk

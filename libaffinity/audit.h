@@ -36,7 +36,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 13
+#define AFF_AUDIT_NCHECKS 14
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
@@ -100,5 +100,7 @@ int aff_audit_nic(struct aff_audit *a);
 int aff_audit_host(struct aff_audit *a);
 /* link-flapping, pcie-errors, port-flapping (audit_health.c). */
 int aff_audit_health(struct aff_audit *a);
+/* slurm-gres: the node's gres.conf against the hardware (audit_slurm.c). */
+int aff_audit_slurm(struct aff_audit *a);
 
 #endif /* AFF_AUDIT_H */

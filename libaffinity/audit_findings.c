@@ -19,6 +19,7 @@ const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 	"gpu-nic-path", "numa-unknown", "numa-mismatch", "acs-redirect",
 	"link-downtrained", "peer-memory", "iommu-translation", "nic-port-down",
 	"nic-shared", "peer-cross-path", "link-flapping", "pcie-errors", "port-flapping",
+	"slurm-gres",
 };
 
 static const char *const sev_names[] = { "ok", "warn", "fail", "unknown" };

@@ -55,7 +55,7 @@ if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
     [ "$(jq -c '[.summary | to_entries[] | select(.value != "ok") | .key] | sort' "$tmp/out")" = \
 	'["link-flapping","pcie-errors","port-flapping"]' ] &&
     [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["link-flapping","pcie-errors","port-flapping"]' ] &&
-    [ "$(jq '.summary | length' "$tmp/out")" = 13 ]; then ok
+    [ "$(jq '.summary | length' "$tmp/out")" = 14 ]; then ok
 else bad "audit-ok: rc=$rc $(jq -c .summary "$tmp/out" 2>/dev/null)"; fi
 
 # Health over time: audit-ok with the counters a snapshot carries (discovery's

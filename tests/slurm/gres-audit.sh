@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# railbind slurm-gres and the audit's slurm-gres check on the alt-numbering
+# fixture (OS CPUs dealt alternately across two sockets of four cores): the
+# expected lines are read off the fixture's description, not the code.
+# Needs RAILBIND, FIXTURE (alt-numbering.xml); no root.
+set -u
+: "${RAILBIND:?}" "${FIXTURE:?}"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | head -n 12 | sed 's/^/#   /'; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+out=$("$RAILBIND" slurm-gres -i "$FIXTURE")
+[ "$(printf '%s\n' "$out" | grep '^Name=' | cut -f1)" = "Name=gpu File=/dev/nvidia0 Cores=0-3
+Name=gpu File=/dev/nvidia1 Cores=4-7" ] && ok "slurm-gres: Core L# 0-3 and 4-7, not the OS CPUs 0,2,4,6 and 1,3,5,7" ||
+	bad "slurm-gres: Core L# 0-3 and 4-7" "$out"
+"$RAILBIND" slurm-gres -i "$FIXTURE" --numa | grep -q '^# slurm.conf needs SlurmdParameters=numa_node_as_socket' &&
+	ok "slurm-gres --numa names numa_node_as_socket" || bad "slurm-gres --numa names numa_node_as_socket"
+"$RAILBIND" slurm-gres -i "$FIXTURE" --numa --l3 >/dev/null 2>&1
+[ $? -eq 2 ] && ok "--numa --l3: usage error (2)" || bad "--numa --l3: usage error (2)"
+
+# audit NAME GRES-TEXT: slurm-gres's severity on it into $sev, remedy in $remedy.
+audit() {
+	printf '%s\n' "$2" >"$tmp/$1.conf"
+	printf 'slurm-gres-conf = %s\n' "$tmp/$1.conf" >"$tmp/$1.rb"
+	"$RAILBIND" audit -i "$FIXTURE" -c "$tmp/$1.rb" --json >"$tmp/$1.json"
+	sev=$(jq -r '[.checks[] | select(.id == "slurm-gres") | .severity] | join(",")' "$tmp/$1.json")
+	[ -n "$sev" ] || sev=undecided
+	remedy=$(jq -r '.checks[] | select(.id == "slurm-gres") | .remedy // ""' "$tmp/$1.json")
+}
+audit right "$out"
+[ "$sev" = ok ] && ok "audit: railbind's own lines pass" || bad "audit: railbind's own lines pass" "$(cat "$tmp/right.json")"
+audit ranged "NodeName=alt-numbering Name=gpu File=/dev/nvidia[0-1] Cores=0-3
+NodeName=other Name=gpu File=/dev/nvidia[0-7] Cores=0-63"
+[ "$sev" = fail ] && ok "audit: one line for both GPUs with one socket's cores fails" || bad "audit: File=[0-1] Cores=0-3 fails" "$sev"
+# What a person writes from lscpu's NUMA node0 CPU(s): 0,2,4,6 (OS CPUs).
+audit oscpus "Name=gpu File=/dev/nvidia0 Cores=0,2,4,6
+Name=gpu File=/dev/nvidia1 Cores=1,3,5,7"
+[ "$sev" = fail ] && printf '%s\n' "$remedy" | grep -q '^Name=gpu File=/dev/nvidia0 Cores=0-3' &&
+	ok "audit: Cores= written as OS CPUs fails, the remedy has Cores=0-3" || bad "audit: Cores= as OS CPUs fails" "$sev $remedy"
+audit order "Name=gpu File=/dev/nvidia1 Cores=4-7
+Name=gpu File=/dev/nvidia0 Cores=0-3"
+[ "$sev" = fail ] && ok "audit: GPUs out of PCI order fail" || bad "audit: GPUs out of PCI order fail" "$sev"
+audit absent ""
+rm -f "$tmp/absent.conf"
+"$RAILBIND" audit -i "$FIXTURE" -c "$tmp/absent.rb" --json >"$tmp/absent.json"
+[ "$(jq -r '.checks[] | select(.id == "slurm-gres") | .severity' "$tmp/absent.json")" = ok ] &&
+	ok "audit: no gres.conf: ok (Slurm binds nothing)" || bad "audit: no gres.conf: ok"
+audit garbage "Name=gpu File=/dev/nvidia0 Cores=zero"
+[ "$sev" = undecided ] && jq -r '.undecided[] | select(.id == "slurm-gres") | .reason' "$tmp/garbage.json" | grep -q 'line 1: Cores=zero' &&
+	ok "audit: Cores=zero: undecided, naming the line" || bad "audit: Cores=zero: undecided naming the line" "$(jq -c .undecided "$tmp/garbage.json")"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

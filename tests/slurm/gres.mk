@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# railbind slurm-gres in a real slurmctld + slurmd (root, about 30 s; skipped,
+# saying so, as another user): the gres.conf it writes decides a gpu:1 job's
+# cores (tests/slurm/gres.sh).
+ifneq ($(wildcard $(SLURM_INCLUDE)/spank.h),)
+$(BUILD)/fixtures/slurm-gres2.xml: $(TOP)/tests/slurm/gres2.topo $(RBGEN)
+	@mkdir -p $(@D)
+	$(call quiet,GEN,$@)$(RBGEN) -o $@ $<
+
+.PHONY: check-slurm-gres
+check-slurm-gres: $(SPANK_SO) $(RAILBIND) $(BUILD)/fixtures/slurm-gres2.xml
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) SPANK_SO=$(SPANK_SO) \
+		FIXTURE=$(BUILD)/fixtures/slurm-gres2.xml LOGDIR=$(BUILD)/logs \
+		$(TOP)/tests/slurm/gres.sh
+CHECKS += check-slurm-gres
+endif
+
+# Without Slurm or root: the lines and the audit on the alt-numbering fixture.
+.PHONY: check-gres
+check-gres: $(RAILBIND) $(BUILD)/fixtures/alt-numbering.xml
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) FIXTURE=$(BUILD)/fixtures/alt-numbering.xml \
+		$(TOP)/tests/slurm/gres-audit.sh
+CHECKS += check-gres
