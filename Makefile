@@ -74,6 +74,8 @@ LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c
 # Slurm's gres.conf from the hardware (libaffinity/out_gres.c, broker/railbind/slurm_gres.c).
 LIBAFF_SRCS += out_gres.c audit_slurm.c
+# Kubernetes DRA attributes (libaffinity/out_dra.c; railbind topo --json, --dra).
+LIBAFF_SRCS += out_dra.c
 CLI_SRCS += slurm_gres.c
 
 .DEFAULT_GOAL := all
@@ -127,6 +129,7 @@ CHECKS :=
 -include $(TOP)/udev/install.mk
 -include $(TOP)/slurm/slurm.mk
 -include $(TOP)/tests/slurm/gres.mk
+-include $(TOP)/tests/dra/dra.mk
 -include $(TOP)/tests/audit/audit.mk
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk

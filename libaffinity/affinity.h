@@ -158,6 +158,11 @@ enum aff_path aff_topo_path(const struct aff_topo *topo, size_t gpu, size_t nic)
 /* Flags of the JSON writers. */
 enum aff_json_flags {
 	AFF_JSON_PRETTY = 1ul << 0,
+	/*
+	 * aff_topo_json(): railbind.dra/1 instead, each GPU and NIC with its
+	 * Kubernetes DRA attributes as a ResourceSlice carries them. Since: 1.6
+	 */
+	AFF_JSON_DRA = 1ul << 1,
 };
 
 /** aff_topo_json - the railbind.topo/1 document, malloc()ed into @out. */
