@@ -21,26 +21,13 @@
 #include "model.h"
 
 #define ID "slurm-gres"
-#define MAX_DEVS 256
 #define GRES_LIMIT (1u << 20)
 
-struct gres_dev {
-	char file[256];			/* "" when the line has no File= */
-	hwloc_bitmap_t cores;		/* NULL: no Cores= */
-	unsigned line;
-};
-
-struct gres_file {
-	struct gres_dev dev[MAX_DEVS];
-	size_t ndev;
-	bool autodetect;
-	char why[256];			/* a line that could not be read */
-};
-
-static void devs_free(struct gres_file *g)
+void aff_gres_file_free(struct aff_gres_file *g)
 {
-	for (size_t i = 0; i < g->ndev; i++)
+	for (size_t i = 0; g && i < g->ndev; i++)
 		hwloc_bitmap_free(g->dev[i].cores);
+	free(g);
 }
 
 /* The value of KEY= in the tokens of one line (keys are case-blind), or NULL. */
@@ -55,7 +42,7 @@ static const char *value_of(char **tok, int n, const char *key)
 }
 
 /* File=/dev/nvidia[0-3,5] or File=/dev/nvidia0: one device per name. */
-static int add_files(struct gres_file *g, const char *v, unsigned line,
+static int add_files(struct aff_gres_file *g, const char *v, unsigned line,
 		     hwloc_const_bitmap_t cores)
 {
 	const char *lb = strchr(v, '['), *rb = lb ? strchr(lb, ']') : NULL;
@@ -63,7 +50,7 @@ static int add_files(struct gres_file *g, const char *v, unsigned line,
 	int i, rc = 0;
 
 	if (!lb) {
-		if (g->ndev >= MAX_DEVS)
+		if (g->ndev >= AFF_GRES_MAX_DEVS)
 			return -E2BIG;
 		snprintf(g->dev[g->ndev].file, sizeof(g->dev[0].file), "%s", v);
 		g->dev[g->ndev].line = line;
@@ -79,13 +66,13 @@ static int add_files(struct gres_file *g, const char *v, unsigned line,
 		char list[80];
 
 		snprintf(list, sizeof(list), "%.*s", (int)(rb - lb - 1), lb + 1);
-		if (aff_parse_cpulist(list, nums) < 0 || hwloc_bitmap_weight(nums) > MAX_DEVS)
+		if (aff_parse_cpulist(list, nums) < 0 || hwloc_bitmap_weight(nums) > AFF_GRES_MAX_DEVS)
 			rc = -EINVAL;
 	}
 	hwloc_bitmap_foreach_begin(i, nums) {
 		if (rc)
 			break;
-		if (g->ndev >= MAX_DEVS) {
+		if (g->ndev >= AFF_GRES_MAX_DEVS) {
 			rc = -E2BIG;
 			break;
 		}
@@ -100,7 +87,7 @@ static int add_files(struct gres_file *g, const char *v, unsigned line,
 }
 
 /* One line's Name=gpu devices (those of this node) into @g; < 0 unreadable. */
-static int parse_line(struct gres_file *g, char *s, unsigned line, const char *host)
+static int parse_line(struct aff_gres_file *g, char *s, unsigned line, const char *host)
 {
 	char *tok[32], *save = NULL;
 	const char *name, *node, *file, *cores, *count;
@@ -148,16 +135,16 @@ static int parse_line(struct gres_file *g, char *s, unsigned line, const char *h
 		long c = count ? strtol(count, NULL, 10) : 1;
 
 		rc = 0;
-		for (long i = 0; i < c && i < MAX_DEVS && !rc; i++)
+		for (long i = 0; i < c && i < AFF_GRES_MAX_DEVS && !rc; i++)
 			rc = add_files(g, "", line, set);
 	}
 	hwloc_bitmap_free(set);
 	if (rc == -E2BIG)
-		snprintf(g->why, sizeof(g->why), "more than %d GPUs", MAX_DEVS);
+		snprintf(g->why, sizeof(g->why), "more than %d GPUs", AFF_GRES_MAX_DEVS);
 	return rc;
 }
 
-static int parse_gres(struct gres_file *g, char *text, const char *host)
+int aff_gres_parse(struct aff_gres_file *g, char *text, const char *host)
 {
 	unsigned line = 0;
 	char *p;
@@ -176,11 +163,11 @@ static int parse_gres(struct gres_file *g, char *text, const char *host)
 }
 
 /* Does every GPU's line agree with unit @flags? The first GPU that does not, or -1. */
-static int first_wrong(const struct aff_topo *t, const struct gres_file *g, unsigned long flags,
+static int first_wrong(const struct aff_topo *t, const struct aff_gres_file *g, unsigned long flags,
 		       hwloc_bitmap_t want, bool by_file)
 {
 	for (size_t i = 0; i < t->ngpu; i++) {
-		const struct gres_dev *d = &g->dev[i];
+		const struct aff_gres_dev *d = &g->dev[i];
 		char file[64];
 		int rc;
 
@@ -196,7 +183,7 @@ static int first_wrong(const struct aff_topo *t, const struct gres_file *g, unsi
 	return -1;
 }
 
-static int judge(struct aff_audit *a, const char *path, const struct gres_file *g)
+static int judge(struct aff_audit *a, const char *path, const struct aff_gres_file *g)
 {
 	const struct aff_topo *t = a->topo;
 	static const unsigned long units[] = { 0, AFF_GRES_NUMA, AFF_GRES_L3 };
@@ -210,18 +197,22 @@ static int judge(struct aff_audit *a, const char *path, const struct gres_file *
 	if (by_file)
 		for (size_t i = 0; i < t->ngpu && by_file; i++)
 			by_file = *g->dev[i].file;
-	if (g->ndev == t->ngpu) {
-		for (size_t u = 0; u < 3; u++) {
-			wrong = first_wrong(t, g, units[u], want, by_file);
-			if (wrong == -1) {
-				hwloc_bitmap_free(want);
-				return aff_audit_add(a, ID, AFF_SEV_OK, "node", NULL, NULL, NULL,
-						     "%s: %zu GPUs in PCI order, Cores= per %s as the hardware", path,
-						     t->ngpu, aff_gres_unit_name(units[u]));
-			}
-			if (wrong == -2)
-				break;
+	/* Per socket first: what a file that fits no unit is told. */
+	for (size_t u = 0; u < 3 && g->ndev == t->ngpu; u++) {
+		int w = first_wrong(t, g, units[u], want, by_file);
+
+		if (w == -2) {
+			hwloc_bitmap_free(want);
+			return -ENOMEM;
 		}
+		if (w == -1) {
+			hwloc_bitmap_free(want);
+			return aff_audit_add(a, ID, AFF_SEV_OK, "node", NULL, NULL, NULL,
+					     "%s: %zu GPUs in PCI order, Cores= per %s as the hardware",
+					     path, t->ngpu, aff_gres_unit_name(units[u]));
+		}
+		if (!u)
+			wrong = w;
 	}
 	rc = aff_topo_gres_conf(t, 0, &lines, err, sizeof(err));
 	if (rc < 0) {
@@ -260,7 +251,7 @@ int aff_audit_slurm(struct aff_audit *a)
 	const struct aff_topo *t = a->topo;
 	const char *conf = t->ctx ? t->ctx->conf.slurm_gres_conf : NULL;
 	char buf[4096], err[512];
-	struct gres_file *g;
+	struct aff_gres_file *g;
 	char *text = NULL;
 	const char *path;
 	size_t len;
@@ -284,7 +275,7 @@ int aff_audit_slurm(struct aff_audit *a)
 		free(text);
 		return -ENOMEM;
 	}
-	rc = parse_gres(g, text, t->host);
+	rc = aff_gres_parse(g, text, t->host);
 	free(text);
 	if (rc == -ENOMEM)
 		;
@@ -294,7 +285,6 @@ int aff_audit_slurm(struct aff_audit *a)
 		rc = aff_audit_undecided(a, ID, "%s: AutoDetect: Slurm finds the GPUs itself", path);
 	else
 		rc = judge(a, path, g);
-	devs_free(g);
-	free(g);
+	aff_gres_file_free(g);
 	return rc;
 }

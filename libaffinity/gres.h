@@ -18,6 +18,7 @@
 #ifndef AFF_GRES_H
 #define AFF_GRES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <hwloc.h>
 
@@ -41,5 +42,29 @@ int aff_gres_gpu_file(const struct aff_topo *t, size_t g, char *buf, size_t len)
 const char *aff_gres_slurmd_param(unsigned long flags);
 /* The unit's name for messages: "socket", "NUMA node", "L3 cache". */
 const char *aff_gres_unit_name(unsigned long flags);
+
+/* A node's gres.conf as read (audit_slurm.c): its GPUs, one per device file. */
+#define AFF_GRES_MAX_DEVS 256
+struct aff_gres_dev {
+	char file[256];			/* "" when the line has no File= */
+	hwloc_bitmap_t cores;		/* NULL: no Cores= */
+	unsigned line;
+};
+
+struct aff_gres_file {
+	struct aff_gres_dev dev[AFF_GRES_MAX_DEVS];
+	size_t ndev;
+	bool autodetect;		/* AutoDetect= other than off */
+	char why[256];			/* the line that could not be read */
+};
+
+/*
+ * The Name=gpu devices of @host (lines without NodeName=, or naming it) in
+ * @text (NUL-terminated, changed) into @g (zeroed by the caller). 0; -EINVAL
+ * with g->why naming the line; -E2BIG over AFF_GRES_MAX_DEVS; -ENOMEM.
+ */
+int aff_gres_parse(struct aff_gres_file *g, char *text, const char *host);
+/* Frees @g (calloc()ed) and its core sets. */
+void aff_gres_file_free(struct aff_gres_file *g);
 
 #endif /* AFF_GRES_H */
