@@ -155,7 +155,7 @@ int *aff_dra_gpu_rails(const struct aff_topo *t)
 
 	if (!t->ngpu)
 		return NULL;
-	rail = malloc(t->ngpu * sizeof(*rail));
+	rail = calloc(t->ngpu, sizeof(*rail));
 	if (!rail)
 		return NULL;
 	for (size_t g = 0; g < t->ngpu; g++)
