@@ -131,7 +131,7 @@ sleep 3
 EOF
 
 # round NAME GRES-FILE: daemons up on that gres.conf, two gpu:1 jobs at once;
-# prints "IDX CPU_IDS TASK_CPUS" per job into $tmp/NAME.
+# prints "IDX CPU_IDS TASK_CPUS CUDA_VISIBLE_DEVICES" per job into $tmp/NAME.
 round() {
 	local name=$1 state
 	sed "s|/dev/nvidia|$tmp/dev/nvidia|" "$2" >"$tmp/gres.conf"
@@ -168,10 +168,11 @@ d = sys.argv[1]
 try:
     alloc = open(d + "/alloc").read()
     cpus = open(d + "/cpus").read().strip()
+    cuda = open(d + "/cuda").read().strip() or "unset"
 except OSError:
-    print("none none none"); sys.exit()
+    print("none none none none"); sys.exit()
 m = re.search(r"CPU_IDs=(\S+).*IDX:(\d+)", alloc)
-print(m.group(2), m.group(1), cpus) if m else print("none none", cpus)
+print(m.group(2), m.group(1), cpus, cuda) if m else print("none none", cpus, cuda)
 EOF
 	done
 	stop
@@ -184,7 +185,7 @@ EOF
 check() {
 	local got want=("$2" "$3") idx cpu task n=0
 	got=$(cat "$tmp/$1")
-	while read -r idx cpu task; do
+	while read -r idx cpu task cuda; do
 		case $idx in 0 | 1) ;; *) bad "$1: a gpu:1 job ran and saw its allocation" "$got"; continue ;; esac
 		n=$((n + 1))
 		if [ "$cpu" = "${want[$idx]}" ]; then
@@ -193,6 +194,8 @@ check() {
 			bad "$1: the job given GPU $idx got the cores its Cores= says (${want[$idx]})" "CPU_IDs=$cpu"
 		fi
 		if [ "$4" = bind ]; then
+			[ "$cuda" = "$idx" ] && ok "$1: Slurm gave the task GPU $idx (CUDA_VISIBLE_DEVICES=$cuda)" ||
+				bad "$1: Slurm gave the task GPU $idx" "CUDA_VISIBLE_DEVICES=$cuda"
 			[ "$task" = "$idx" ] && ok "$1: its task is bound to CPU $task, GPU $idx's socket" ||
 				bad "$1: its task is bound to GPU $idx's socket (CPU $idx)" "Cpus_allowed_list: $task"
 		fi
