@@ -3,7 +3,8 @@
 # railbind slurm-gres and the audit's slurm-gres check on the alt-numbering
 # fixture (OS CPUs dealt alternately across two sockets of four cores): the
 # expected lines are read off the fixture's description, not the code.
-# Needs RAILBIND, FIXTURE (alt-numbering.xml); no root.
+# Needs RAILBIND, FIXTURE (alt-numbering.xml); with RBGEN and STUBS (the
+# NVML stand-in's directory) also File= and Links= from NVML. No root.
 set -u
 : "${RAILBIND:?}" "${FIXTURE:?}"
 pass=0 fail=0
@@ -51,5 +52,24 @@ rm -f "$tmp/absent.conf"
 audit garbage "Name=gpu File=/dev/nvidia0 Cores=zero"
 [ "$sev" = undecided ] && jq -r '.undecided[] | select(.id == "slurm-gres") | .reason' "$tmp/garbage.json" | grep -q 'line 1: Cores=zero' &&
 	ok "audit: Cores=zero: undecided, naming the line" || bad "audit: Cores=zero: undecided naming the line" "$(jq -c .undecided "$tmp/garbage.json")"
+# NFD: the node's rails and their rate (two, 400 Gb/s: rbgen's default).
+nfd=$("$RAILBIND" audit --nfd -i "$FIXTURE")
+printf '%s\n' "$nfd" | grep -qx 'railbind.rails=2' && printf '%s\n' "$nfd" | grep -qx 'railbind.rail-rate-gbps=400' &&
+	ok "audit --nfd: railbind.rails=2, railbind.rail-rate-gbps=400" || bad "audit --nfd: rails and rate" "$nfd"
+
+# File= from the device minor and Links= from NVML: the "live" node of
+# gres-links.topo with the NVML stand-in (tests/gpu/nvml_stub.c).
+if [ -n "${RBGEN:-}" ] && [ -n "${STUBS:-}" ]; then
+	"$RBGEN" -o "$tmp/links.xml" --nvml "$tmp/links.nvml" "$(dirname "$0")/gres-links.topo" &&
+		out=$(HWLOC_XMLFILE=$tmp/links.xml LD_LIBRARY_PATH=$STUBS/nvml RB_FAKE_NVML=$tmp/links.nvml \
+			RB_FAKE_RSMI=/nonexistent "$RAILBIND" slurm-gres)
+	want="Name=gpu File=/dev/nvidia3 Cores=0-3 Links=-1,6,0,0
+Name=gpu File=/dev/nvidia2 Cores=0-3 Links=6,-1,0,0
+Name=gpu File=/dev/nvidia1 Cores=4-7 Links=0,0,-1,6
+Name=gpu File=/dev/nvidia0 Cores=4-7 Links=0,0,6,-1"
+	[ "$(printf '%s\n' "$out" | grep '^Name=' | cut -f1)" = "$want" ] &&
+		! printf '%s\n' "$out" | grep -q 'minor was not known' &&
+		ok "slurm-gres: File= from the GPUs' minors, Links= from NVML" || bad "slurm-gres: File= and Links= from NVML" "$out"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

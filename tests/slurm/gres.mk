@@ -17,7 +17,9 @@ endif
 
 # Without Slurm or root: the lines and the audit on the alt-numbering fixture.
 .PHONY: check-gres
-check-gres: $(RAILBIND) $(BUILD)/fixtures/alt-numbering.xml
-	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) FIXTURE=$(BUILD)/fixtures/alt-numbering.xml \
-		$(TOP)/tests/slurm/gres-audit.sh
+# (The NVML stand-in's rule is tests/gpu/gpu.mk's, read after this file.)
+check-gres: $(RAILBIND) $(RBGEN) $(BUILD)/fixtures/alt-numbering.xml \
+		$(BUILD)/tests/gpu/nvml/libnvidia-ml.so.1
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) STUBS=$(BUILD)/tests/gpu \
+		FIXTURE=$(BUILD)/fixtures/alt-numbering.xml $(TOP)/tests/slurm/gres-audit.sh
 CHECKS += check-gres
