@@ -156,7 +156,8 @@ static int write_nics(FILE *f, const struct aff_topo *t, unsigned long flags,
 		rc = put_cores(f, t, rl->dev, flags, cores);
 		if (rc == -ENOMEM)
 			return rc;
-		fprintf(f, "\t# %s %s\n", rl->name, t->dev[rl->dev].pci);
+		fprintf(f, "\t# %s %s%s\n", rl->name, t->dev[rl->dev].pci,
+			rc == -ENOENT ? ", locality unknown: any core" : "");
 	}
 	return 0;
 }

@@ -4,7 +4,8 @@
 # fixture (OS CPUs dealt alternately across two sockets of four cores): the
 # expected lines are read off the fixture's description, not the code.
 # Needs RAILBIND, FIXTURE (alt-numbering.xml); with RBGEN and STUBS (the
-# NVML stand-in's directory) also File= and Links= from NVML. No root.
+# NVML stand-in's directory) also File= and Links= from NVML; with
+# TOPOLOGIES (../shared/topologies) --nics on a recorded sysfs tree. No root.
 set -u
 : "${RAILBIND:?}" "${FIXTURE:?}"
 pass=0 fail=0
@@ -70,6 +71,19 @@ Name=gpu File=/dev/nvidia0 Cores=4-7 Links=0,0,6,-1"
 	[ "$(printf '%s\n' "$out" | grep '^Name=' | cut -f1)" = "$want" ] &&
 		! printf '%s\n' "$out" | grep -q 'minor was not known' &&
 		ok "slurm-gres: File= from the GPUs' minors, Links= from NVML" || bad "slurm-gres: File= and Links= from NVML" "$out"
+fi
+# --nics on a recorded sysfs tree (hwloc's tests, in ../shared/topologies):
+# each RDMA device's uverbs node, read off the tree itself.
+tb=${TOPOLOGIES:-}/hwloc-tests/linux/40intel64-2g2n4c+pcilocality.tar.bz2
+if [ -f "$tb" ] && mkdir "$tmp/tree" && tar -xjf "$tb" -C "$tmp/tree"; then
+	root=$(find "$tmp/tree" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+	want=$(cd "$root/sys/class/infiniband" && for d in *; do
+		printf 'Name=nic File=/dev/infiniband/%s\n' "$(ls "$d/device/infiniband_verbs")"; done)
+	got=$("$RAILBIND" slurm-gres --nics --root "$root" 2>&1 | grep '^Name=nic' | cut -f1)
+	[ -n "$want" ] && [ "$got" = "$want" ] && ok "slurm-gres --nics: $got" ||
+		bad "slurm-gres --nics on a recorded tree" "got: $got want: $want"
+else
+	echo "slurm-gres --nics on a recorded tree: SKIPPED ($tb absent)"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

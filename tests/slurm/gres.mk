@@ -21,5 +21,5 @@ endif
 check-gres: $(RAILBIND) $(RBGEN) $(BUILD)/fixtures/alt-numbering.xml \
 		$(BUILD)/tests/gpu/nvml/libnvidia-ml.so.1
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) STUBS=$(BUILD)/tests/gpu \
-		FIXTURE=$(BUILD)/fixtures/alt-numbering.xml $(TOP)/tests/slurm/gres-audit.sh
+		TOPOLOGIES=$(TOP)/../shared/topologies FIXTURE=$(BUILD)/fixtures/alt-numbering.xml $(TOP)/tests/slurm/gres-audit.sh
 CHECKS += check-gres
