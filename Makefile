@@ -75,6 +75,11 @@ LIBAFF_SRCS += verify_hca.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c
+# Slurm's gres.conf from the hardware (libaffinity/out_gres.c, broker/railbind/slurm_gres.c).
+LIBAFF_SRCS += out_gres.c audit_slurm.c
+# Kubernetes DRA attributes (libaffinity/out_dra.c; railbind topo --json, --dra).
+LIBAFF_SRCS += out_dra.c
+CLI_SRCS += slurm_gres.c
 
 .DEFAULT_GOAL := all
 
@@ -126,6 +131,8 @@ CHECKS :=
 -include $(TOP)/broker/railbindd/railbindd.mk
 -include $(TOP)/udev/install.mk
 -include $(TOP)/slurm/slurm.mk
+-include $(TOP)/tests/slurm/gres.mk
+-include $(TOP)/tests/dra/dra.mk
 -include $(TOP)/tests/audit/audit.mk
 -include $(TOP)/fuzz/fuzz.mk
 -include $(TOP)/tests/static/static.mk

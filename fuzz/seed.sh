@@ -27,6 +27,12 @@ config)
 	seed bad 'accelerator = 10de:123456\nexclude-nic =\n'
 	seed policy 'memory-policy = preferred\ninclude-nic = 0000:aa:00.0, eth0\n'
 	;;
+gres)
+	seed node 'AutoDetect=off\nName=gpu File=/dev/nvidia0 Cores=0-55 Links=-1,12\nName=gpu File=/dev/nvidia1 Cores=56-111 Links=12,-1\n'
+	seed range 'NodeName=fuzzhost Name=gpu Type=h100 File=/dev/nvidia[0-3,5] COREs=0,1 # four\nNodeName=tux[0-3] Name=gpu File=/dev/nvidia[0-7]\n'
+	seed count 'Name=gpu Count=4 Cores=0-7\nName=mps Count=100 File=/dev/nvidia0\nName=nic File=/dev/infiniband/uverbs0\n'
+	seed bad 'Name=gpu File=/dev/nvidia[3-1] Cores=1-0\nName=gpu Cores=,\n'
+	;;
 cpumask)
 	seed one 'ffffffff'
 	seed words 'ffffffff,00000000,0000ffff'

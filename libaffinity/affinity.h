@@ -167,6 +167,11 @@ enum aff_path aff_topo_path(const struct aff_topo *topo, size_t gpu, size_t nic)
 /* Flags of the JSON writers. */
 enum aff_json_flags {
 	AFF_JSON_PRETTY = 1ul << 0,
+	/*
+	 * aff_topo_json(): railbind.dra/1 instead, each GPU and NIC with its
+	 * Kubernetes DRA attributes as a ResourceSlice carries them. Since: 1.6
+	 */
+	AFF_JSON_DRA = 1ul << 1,
 };
 
 /** aff_topo_json - the railbind.topo/1 document, malloc()ed into @out. */
@@ -516,6 +521,20 @@ int aff_topo_gpu_minor(const struct aff_topo *topo, size_t i);
  */
 int aff_topo_facts_json(const struct aff_topo *topo, unsigned long flags,
 			char **out);
+/* aff_topo_gres_conf()'s @flags: the unit Slurm co-allocates cores per, NICs. */
+#define AFF_GRES_NUMA (1ul << 0)	/* SlurmdParameters=numa_node_as_socket */
+#define AFF_GRES_L3 (1ul << 1)		/* SlurmdParameters=l3cache_as_socket */
+#define AFF_GRES_NICS (1ul << 2)	/* the rails too, as gres "nic" */
+/**
+ * aff_topo_gres_conf - Slurm gres.conf lines for @topo, malloc()ed into @out:
+ * one Name=gpu line per GPU in PCI order with File=, Cores= (logical core
+ * indices, whole sockets, or NUMA nodes or L3 caches per @flags) and Links=
+ * (NVLinks, where NVML answered); Name=nic lines with AFF_GRES_NICS.
+ * -ENODEV no GPU (and no NICs asked), -EINVAL bad @flags, -ENOMEM.
+ * Since: 1.6
+ */
+int aff_topo_gres_conf(const struct aff_topo *topo, unsigned long flags,
+		       char **out, char *err, size_t errlen);
 /**
  * aff_topo_svg_write - draw @topo as SVG into @path (whole or not at all;
  * "-" is stdout): sockets, NUMA nodes, root complexes, switches, GPUs and

@@ -21,6 +21,7 @@ const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 	"nic-shared", "peer-cross-path", "link-flapping", "pcie-errors", "port-flapping",
 	"transceiver",
 	"rails-asymmetric",
+	"slurm-gres",
 };
 
 static const char *const sev_names[] = { "ok", "warn", "fail", "unknown" };

@@ -25,6 +25,7 @@ void aff_config_clear(struct aff_config *conf)
 	free(conf->include_nic);
 	free(conf->accel);
 	free(conf->nccl_topo_file);
+	free(conf->slurm_gres_conf);
 	memset(conf, 0, sizeof(*conf));
 }
 
@@ -260,6 +261,13 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		conf->nccl_topo_file = strdup(value);
 		return conf->nccl_topo_file ? 0 : -ENOMEM;
 	}
+	if (!strcmp(key, "slurm-gres-conf")) {
+		*expect = "slurm-gres-conf = an absolute path, e.g. /etc/slurm/gres.conf";
+		if (*value != '/' || conf->slurm_gres_conf)
+			return -EINVAL;
+		conf->slurm_gres_conf = strdup(value);
+		return conf->slurm_gres_conf ? 0 : -ENOMEM;
+	}
 	if (!strcmp(key, "gpu-sharing")) {
 		bool yes;
 
@@ -280,7 +288,7 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		*expect = "max-input-size = bytes, with K, M or G (1024-based), from 1M to 1G, e.g. 64M";
 		return parse_size(value, &conf->max_input_size);
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
 	return -EINVAL;
 }
 

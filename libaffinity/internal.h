@@ -42,6 +42,7 @@ struct aff_config {
 	bool slow_rails;	/* NICs much slower than the fastest rail are rails too */
 	bool mem_bind;
 	char *nccl_topo_file;	/* railbindd keeps NCCL's topology XML there */
+	char *slurm_gres_conf;	/* the node's gres.conf, for the audit's slurm-gres */
 	int gpu_sharing;	/* enum aff_gpu_sharing: one GPU, several users' leases */
 	unsigned long health_limit[AFF_LIMIT_N];
 	unsigned health_set;	/* bit per limit given in the file */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "dra.h"
 #include "gpu_ident.h"
 #include "plan.h"
 
@@ -64,6 +65,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 	struct json_object *nics = json_object_new_array();
 	struct json_object *paths = json_object_new_array();
 	struct json_object *nccl_paths = json_object_new_array();
+	int *dra_rail = aff_dra_gpu_rails(t);
 	size_t g, r;
 
 	add(o, "schema", json_object_new_string("railbind.topo/1"));
@@ -79,6 +81,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "index", json_object_new_int((int)g));
 		add(j, "numa", numa_of(t, d->loc));
 		add(j, "cpus", cpus_of(t, d->loc));
+		add(j, "dra", aff_dra_attrs(t, t->gpus[g], dra_rail ? dra_rail[g] : -1, false));
 		json_object_array_add(gpus, j);
 		for (r = 0; r < t->nrail; r++) {
 			json_object_array_add(row, json_object_new_string(
@@ -103,8 +106,10 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "port_state", str_or_null(rl->port_state));
 		add(j, "rate", number(rl->rate));
 		add(j, "excluded", str_or_null(aff_excl_name(rl->excl)));
+		add(j, "dra", aff_dra_attrs(t, rl->dev, (int)r, false));
 		json_object_array_add(nics, j);
 	}
+	free(dra_rail);
 	add(o, "gpus", gpus);
 	add(o, "nics", nics);
 	add(o, "paths", paths);
@@ -254,7 +259,8 @@ AFF_EXPORT int aff_json_string(struct json_object *o, unsigned long flags, char 
 AFF_EXPORT int aff_topo_json(const struct aff_topo *t, unsigned long flags,
 			     char **out)
 {
-	return aff_json_string(aff_topo_to_json(t), flags, out);
+	return aff_json_string(flags & AFF_JSON_DRA ? aff_dra_to_json(t) : aff_topo_to_json(t),
+			       flags & ~AFF_JSON_DRA, out);
 }
 
 AFF_EXPORT int aff_plan_json(const struct aff_plan *p, unsigned long flags,

@@ -187,12 +187,45 @@ static void print_prom(FILE *f, struct json_object *doc)
 
 /* ---- Node Feature Discovery ---- */
 
+/*
+ * The node's rails for a nodeSelector: how many NICs the plan uses (one per
+ * device, not per port) and the slowest one's rate, Gb/s, when every rate is
+ * known.
+ */
+static void print_nfd_rails(FILE *f, struct json_object *topo)
+{
+	struct json_object *nics = rb_jget(topo, "nics");
+	size_t n = 0, len = nics ? json_object_array_length(nics) : 0;
+	const char *last = NULL;
+	long rate = -1;
+
+	for (size_t i = 0; i < len; i++) {
+		struct json_object *nic = json_object_array_get_idx(nics, i);
+		struct json_object *r = rb_jget(nic, "rate");
+		const char *pci = rb_js(nic, "pci");
+
+		if (rb_jget(nic, "excluded") || !json_object_get_boolean(rb_jget(nic, "rdma")))
+			continue;
+		if (!pci || !last || strcmp(pci, last))
+			n++;
+		last = pci;
+		if (!r)
+			rate = 0;
+		else if (rate && (rate < 0 || json_object_get_int64(r) < rate))
+			rate = json_object_get_int64(r);
+	}
+	fprintf(f, "railbind.rails=%zu\n", n);
+	if (rate > 0)
+		fprintf(f, "railbind.rail-rate-gbps=%ld\n", rate);
+}
+
 static void print_nfd(FILE *f, struct json_object *doc)
 {
 	/* Label values: [A-Za-z0-9._-], so every value printed here is one word. */
 	fprintf(f, "railbind.audit.status=%s\n", rb_js(doc, "status"));
 	json_object_object_foreach(rb_jget(doc, "summary"), id, v)
 		fprintf(f, "railbind.audit.%s=%s\n", id, json_object_get_string(v));
+	print_nfd_rails(f, rb_jget(doc, "topo"));
 }
 
 static const struct rb_opt opts[] = {

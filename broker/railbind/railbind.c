@@ -22,6 +22,7 @@ static const struct rb_cmd commands[] = {
 	{ "status", cmd_status, "the broker, the module, the plan's generation, leases" },
 	{ "verify", cmd_verify, "are the running ranks where their plan put them (exit like audit)" },
 	{ "nccl-check", cmd_nccl_check, "judge an NCCL log and nccl-tests results against the rails" },
+	{ "slurm-gres", cmd_slurm_gres, "Slurm gres.conf lines: GPUs with File=, Cores= (whole sockets), Links=" },
 	{ NULL, NULL, NULL },
 };
 

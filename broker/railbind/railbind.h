@@ -74,6 +74,7 @@ int cmd_fleet(int argc, char **argv);
 int cmd_nccl_topo(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_nccl_check(int argc, char **argv);
+int cmd_slurm_gres(int argc, char **argv);
 
 /*
  * options.c: one parser for every command, as hwloc's utils share theirs.

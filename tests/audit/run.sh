@@ -56,7 +56,7 @@ if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
     [ "$(jq -c '[.summary | to_entries[] | select(.value != "ok") | .key] | sort' "$tmp/out")" = \
 	'["link-flapping","pcie-errors","port-flapping","transceiver"]' ] &&
     [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["link-flapping","pcie-errors","port-flapping","transceiver"]' ] &&
-    [ "$(jq '.summary | length' "$tmp/out")" = 15 ] &&
+    [ "$(jq '.summary | length' "$tmp/out")" = 16 ] &&
     jq -e '[.checks[] | select(.id == "rails-asymmetric") | .message] == ["nothing found"]' "$tmp/out" >/dev/null; then ok
 else bad "audit-ok: rc=$rc $(jq -c .summary "$tmp/out" 2>/dev/null)"; fi
 

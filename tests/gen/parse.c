@@ -483,12 +483,20 @@ static int parse_cpus(struct ctx *c, char **tok, int ntok)
 
 		if (eq)
 			*eq = '\0';
+		if (!strcmp(tok[i], "numbering")) {
+			if (!eq || (strcmp(eq + 1, "linear") && strcmp(eq + 1, "alternate"))) {
+				rb_err(m, c->line, "expected numbering=linear or numbering=alternate");
+				return -1;
+			}
+			m->alternate = !strcmp(eq + 1, "alternate");
+			continue;
+		}
 		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			if (!strcmp(tok[i], keys[k]))
 				break;
 		if (k == sizeof(keys) / sizeof(keys[0])) {
 			rb_err(m, c->line,
-			       "unknown option '%s' for cpus (expected packages, numa-per-package, cores-per-numa, smt, l3-per-numa, cpuless-numa)",
+			       "unknown option '%s' for cpus (expected packages, numa-per-package, cores-per-numa, smt, l3-per-numa, cpuless-numa, numbering)",
 			       tok[i]);
 			return -1;
 		}

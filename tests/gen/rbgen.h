@@ -72,6 +72,7 @@ struct rb_machine {
 	int cpu_family, cpu_model;
 	int packages, numa_per_package, cores_per_numa, smt, l3_per_numa;
 	int cpuless_numa;
+	bool alternate;		/* numbering=alternate: OS CPUs dealt across packages */
 	bool has_cpus;
 	struct rb_node *roots, *roots_last;	/* host bridges in order */
 	int nr_nodes;

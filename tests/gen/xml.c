@@ -96,6 +96,23 @@ static const char *fmt_bit(struct wr *w, int bit)
 	return fmt_set(w, s, n);
 }
 
+/*
+ * The OS number of thread @t of core @c (cores counted package by package).
+ * Linear: a package's CPUs are consecutive. Alternate, as some firmware
+ * numbers them: core k of package p is CPU k * packages + p, so package 0
+ * has the even CPUs of a two-socket machine and hwloc's Core L# is not the
+ * CPU number.
+ */
+static int pu_os(const struct wr *w, int c, int t)
+{
+	const struct rb_machine *m = w->m;
+	int per = w->total_cores / m->packages;
+
+	if (m->alternate)
+		c = (c % per) * m->packages + c / per;
+	return c + t * w->total_cores;
+}
+
 static void cores_set(struct wr *w, int first, int count)
 {
 	const struct rb_machine *m = w->m;
@@ -103,7 +120,7 @@ static void cores_set(struct wr *w, int first, int count)
 	memset(w->set, 0, sizeof(*w->set) * (size_t)w->nwords);
 	for (int c = first; c < first + count; c++) {
 		for (int t = 0; t < m->smt; t++) {
-			int pu = c + t * w->total_cores;
+			int pu = pu_os(w, c, t);
 
 			w->set[pu / 32] |= 1u << (pu % 32);
 		}
@@ -292,11 +309,11 @@ static void write_core(struct wr *w, int core, int numa, int d)
 	fprintf(w->out, " gp_index=\"%lu\" cache_size=\"49152\" depth=\"1\" cache_linesize=\"64\" cache_associativity=\"12\" cache_type=\"1\">\n",
 		w->gp++);
 	indent(w, d + 2);
-	fprintf(w->out, "<object type=\"Core\" os_index=\"%d\"", core);
+	fprintf(w->out, "<object type=\"Core\" os_index=\"%d\"", pu_os(w, core, 0));
 	sets(w, core, 1, numa, 1);
 	fprintf(w->out, " gp_index=\"%lu\">\n", w->gp++);
 	for (int t = 0; t < m->smt; t++) {
-		int pu = core + t * w->total_cores;
+		int pu = pu_os(w, core, t);
 
 		indent(w, d + 3);
 		fprintf(w->out, "<object type=\"PU\" os_index=\"%d\" cpuset=\"%s\"", pu,
