@@ -100,7 +100,20 @@ struct aff_plan {
 	size_t nwarn;
 	struct aff_excluded *excl;
 	size_t nexcl;
+	/* plan_env.c: the node's, the same in every rank's environment */
+	char *nccl_ib_hca;	/* "=mlx5_0:1,...", NULL: no RDMA rail */
+	char *socket_ifname;	/* "=eth2,...", NULL: no Ethernet rail */
+	char *ucx_node;		/* "mlx5_0:1,...", NULL: no RDMA rail */
+	int ucx_rails;		/* entries of ucx_node */
+	bool ucx_per_rank;	/* every rail reaches every peer: the rank's own */
 };
+
+/*
+ * plan_env.c: the node-wide values (before the ranks), then each rank's
+ * environment (after its rails, CPUs and memory).
+ */
+int aff_plan_node_env(struct aff_plan *p);
+int aff_plan_rank_env_build(const struct aff_plan *p, size_t k, struct aff_rank *rk);
 
 /* plan_judge.c: one more warning of the plan (plan.c's own, and the judge's). */
 int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,

@@ -211,14 +211,19 @@ static void test_env(void **state)
 	struct aff_plan_spec spec = { .flags = AFF_PLAN_ISOLATE_GPU };
 	struct aff_topo *t = fx_load("dgx-h100");
 	struct aff_plan *p = fx_plan(t, NULL), *iso;
+	/* The node's eight compute rails on every rank, not the storage pair. */
+	const char *node = "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1";
 	char want[64];
-	size_t r;
+	size_t r, n;
 
 	(void)state;
 	for (r = 0; r < 8; r++) {
-		snprintf(want, sizeof(want), "=%s:1", dgx[r].nic);
-		assert_string_equal(fx_env(p, r, "NCCL_IB_HCA"), want);
-		assert_string_equal(fx_env(p, r, "UCX_NET_DEVICES"), want + 1);
+		assert_string_equal(fx_env(p, r, "NCCL_IB_HCA"), node);
+		/* No subnet prefix known: the node's list, one rail a transfer. */
+		assert_string_equal(fx_env(p, r, "UCX_NET_DEVICES"), node + 1);
+		assert_string_equal(fx_env(p, r, "UCX_MAX_RNDV_RAILS"), "1");
+		assert_null(fx_env(p, r, "NCCL_SOCKET_IFNAME"));
+		assert_string_equal(fx_env(p, r, "RAILBIND_NICS"), dgx[r].nic);
 		assert_string_equal(fx_env(p, r, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
 		assert_null(fx_env(p, r, "CUDA_VISIBLE_DEVICES"));
 		assert_null(fx_env(p, r, "ROCR_VISIBLE_DEVICES"));
@@ -234,11 +239,21 @@ static void test_env(void **state)
 	aff_plan_unref(p);
 	aff_topo_unref(t);
 
-	/* p5: four ports in one list, primary first; AMD: ROCR_... */
+	/*
+	 * p5: its 32 EFA ports in NCCL_IB_HCA (NCCL's limit, exactly), the
+	 * rank's own four in RAILBIND_NICS, primary first; AMD: ROCR_...
+	 */
 	t = fx_load("p5");
 	p = fx_plan(t, NULL);
-	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"),
-			    "=rdmap79s0:1,rdmap80s0:1,rdmap81s0:1,rdmap82s0:1");
+	assert_non_null(strstr(fx_env(p, 0, "NCCL_IB_HCA"), "=rdmap79s0:1,rdmap80s0:1,"));
+	assert_non_null(strstr(fx_env(p, 0, "NCCL_IB_HCA"), ",rdmap201s0:1"));
+	assert_string_equal(fx_env(p, 7, "NCCL_IB_HCA"), fx_env(p, 0, "NCCL_IB_HCA"));
+	for (r = 0, n = 0; fx_env(p, 0, "NCCL_IB_HCA")[r]; r++)
+		n += fx_env(p, 0, "NCCL_IB_HCA")[r] == ',';
+	assert_int_equal(n + 1, 32);
+	assert_int_equal(p->nwarn, 0);
+	assert_string_equal(fx_env(p, 0, "RAILBIND_NICS"),
+			    "rdmap79s0,rdmap80s0,rdmap81s0,rdmap82s0");
 	aff_plan_unref(p);
 	aff_topo_unref(t);
 	t = fx_load("amd-nps4");

@@ -180,14 +180,18 @@ static void test_rail_down(void **state)
 	/* GPU 0: its switch's mlx5_0 is down; the nearest live port. */
 	assert_string_equal(aff_plan_rank_nic(p, 0, 0), "mlx4_0");
 	assert_int_equal(t->rail[p->rank[0].rails.rail[0]].port, 2);
-	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx4_0:2");
+	/* Every rank: the node's live rail ports, never a down one. */
+	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 0, "RAILBIND_NICS"), "mlx4_0");
 	assert_int_equal(p->rank[0].lost.n, 1);
 	assert_string_equal(aff_topo_nic_name(t, (size_t)p->rank[0].lost.rail[0]), "mlx5_0");
 	/* GPU 1: port 2 of its own card, never the down port 1. */
-	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx4_0:2");
-	assert_string_equal(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx4_0:2");
+	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 1, "RAILBIND_NICS"), "mlx4_0");
 	assert_int_equal(p->rank[1].lost.n, 0);
-	assert_string_equal(fx_env(p, 2, "NCCL_IB_HCA"), "=mlx5_2:1");
+	assert_string_equal(fx_env(p, 2, "NCCL_IB_HCA"), "=mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 2, "RAILBIND_NICS"), "mlx5_2");
 	/* One warning, for GPU 0, with the fix; each left-out port named once. */
 	assert_int_equal(p->nwarn, 1);
 	assert_string_equal(p->warn[0].id, "nic-port-down");
@@ -268,9 +272,10 @@ static void test_dual_port(void **state)
 	(void)state;
 	/* The 200 Gb/s port, not the first function or the first port. */
 	assert_string_equal(aff_plan_rank_nic(p, 0, 0), "mlx5_1");
-	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx5_1:1");
+	/* The ports the plan uses, the same on both ranks; mlx5_0 no GPU gets. */
+	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx5_1:1,mlx4_0:2");
 	assert_string_equal(aff_plan_rank_nic(p, 1, 0), "mlx4_0");
-	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx4_0:2");
+	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx5_1:1,mlx4_0:2");
 	/* 100 is not under a quarter of 200: rails still, ranked below. */
 	assert_int_equal(p->nexcl, 0);
 	assert_int_equal(t->rail[fx_rail(t, "mlx5_0")].excl, AFF_EXCL_NONE);
