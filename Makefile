@@ -208,7 +208,7 @@ check-cli-shared: $(RAILBIND_SHARED) $(LIBAFF_SO) $(RBGEN_FIXTURES)
 		{ echo "check-cli-shared: $(LIBAFF_SO) links libhwloc: every rank would load it"; exit 1; }
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND_SHARED) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
 
-check-corpus: $(RAILBIND)
+check-corpus: $(RAILBIND) $(RBGEN_FIXTURES)
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
 
 check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan check-valgrind

@@ -52,6 +52,26 @@ static struct json_object *number(double v)
 	return json_object_new_double_s(v, buf);
 }
 
+/*
+ * An RDMA rail as NCCL_IB_HCA and UCX_NET_DEVICES name it, the verbs device
+ * and port ("mlx5_1:1" where an NCCL file says mlx5_1 port="2"); NULL for
+ * one with no name or no verbs device.
+ */
+static struct json_object *hca_json(const struct aff_rail *r)
+{
+	char buf[320];
+	int port;
+	const char *name = aff_rail_hca(r, &port);
+
+	if (!r->rdma || !name)
+		return NULL;
+	if (port > 0)
+		snprintf(buf, sizeof(buf), "%s:%d", name, port);
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	return json_object_new_string(buf);
+}
+
 static struct json_object *path_json(enum aff_path p)
 {
 	return aff_path_name(p) ? json_object_new_string(aff_path_name(p)) : NULL;
@@ -98,6 +118,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "name", str_or_null(rl->name));
 		add(j, "netdev", str_or_null(d->netdev));
 		add(j, "port", rl->port > 0 ? json_object_new_int(rl->port) : NULL);
+		add(j, "hca", hca_json(rl));
 		add(j, "numa", numa_of(t, d->loc));
 		add(j, "rdma", json_object_new_boolean(rl->rdma));
 		add(j, "port_state", str_or_null(rl->port_state));
@@ -129,6 +150,7 @@ static struct json_object *nccl_json(const struct aff_plan *p, const struct aff_
 		add(n, "name", str_or_null(r->name));
 		add(n, "netdev", str_or_null(t->dev[r->dev].netdev));
 		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		add(n, "hca", hca_json(r));
 		json_object_array_add(nics, n);
 	}
 	add(o, "nics", nics);
@@ -185,6 +207,7 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 		add(n, "name", str_or_null(r->name));
 		add(n, "netdev", str_or_null(d->netdev));
 		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		add(n, "hca", hca_json(r));
 		add(n, "path", json_object_new_string(aff_path_name(
 			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));
 		add(n, "nccl_path", path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
