@@ -121,6 +121,15 @@ if [ -f "$corpus/oci-hpc/GB300MP.xml" ]; then
 		bad "GB300MP.xml: NCCL_IB_HCA $h, expected the four rdma_vf_rail ports without _dma"
 fi
 
+# An NCCL file's link attributes are the maxima: the audit says so rather
+# than that the file has none.
+if [ -f "$corpus/oci-hpc/H100-topology.xml" ]; then
+	"$RAILBIND" audit --json -i "$corpus/oci-hpc/H100-topology.xml" 2>/dev/null |
+		jq -e '[.. | objects | select(.id? == "link-downtrained") | .reason // ""] |
+			any(test("maximum")) and (any(test("has no PCIe link")) | not)' > /dev/null && ok ||
+		bad "audit H100-topology.xml: link-downtrained does not say the links are maxima"
+fi
+
 # 2. Pairings of EXPECTED.md.
 grep -v '^#' "$here/expected-pairs.txt" | awk '{print $1}' | sort -u > "$tmp/machines"
 while read -r m; do
