@@ -113,6 +113,7 @@ static void plan_free(struct aff_plan *p)
 	free(p->nccl_ib_hca);
 	free(p->socket_ifname);
 	free(p->ucx_node);
+	free(p->node_rail);
 	aff_topo_unref(p->topo);
 	free(p);
 }

@@ -106,6 +106,7 @@ struct aff_plan {
 	char *ucx_node;		/* "mlx5_0:1,...", NULL: no RDMA rail */
 	int ucx_rails;		/* entries of ucx_node */
 	bool ucx_per_rank;	/* every rail reaches every peer: the rank's own */
+	bool *node_rail;	/* per topo rail: some GPU of the node is planned on it */
 };
 
 /*
@@ -114,6 +115,8 @@ struct aff_plan {
  */
 int aff_plan_node_env(struct aff_plan *p);
 int aff_plan_rank_env_build(const struct aff_plan *p, size_t k, struct aff_rank *rk);
+/* NCCL_IB_HCA or NCCL_SOCKET_IFNAME names the rail (topo->rail index). */
+bool aff_plan_env_lists(const struct aff_plan *p, int rail);
 
 /* plan_judge.c: one more warning of the plan (plan.c's own, and the judge's). */
 int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,

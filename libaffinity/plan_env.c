@@ -203,8 +203,16 @@ int aff_plan_node_env(struct aff_plan *p)
 	free(hca.s);
 	free(ucx.s);
 	free(sock.s);
-	free(used);
+	p->node_rail = used;
 	return rc;
+}
+
+bool aff_plan_env_lists(const struct aff_plan *p, int rail)
+{
+	const struct aff_rail *r = &p->topo->rail[rail];
+
+	return p->node_rail && p->node_rail[rail] &&
+	       (r->rdma ? plan_rdma(r) : plan_socket(r));
 }
 
 static int set_env(char ***env, size_t *n, const char *name, const char *value)

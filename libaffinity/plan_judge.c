@@ -151,6 +151,31 @@ static int warn_lost(struct aff_plan *p, const struct aff_rank *rk,
 	return aff_plan_warn(p, "slow-rail", g->pci, msg);
 }
 
+/*
+ * NCCL_IB_HCA and NCCL_SOCKET_IFNAME are the node's on every rank
+ * (plan_env.c), so they cannot steer one GPU to its NIC; the topology NCCL
+ * reads, the same in every rank, can. A NIC they leave out NCCL does not
+ * pick at all.
+ */
+static int node_wide_lever(const struct aff_plan *p, struct aff_rank *rk, int rail)
+{
+	const char *var = p->topo->rail[rail].rdma ? "NCCL_IB_HCA" : "NCCL_SOCKET_IFNAME";
+	char *s;
+	int n;
+
+	if (aff_plan_env_lists(p, rail))
+		n = asprintf(&s, "%s; %s is the same on every rank and does not choose a GPU's NIC: for NCCL to pair them as the plan does, give every rank the node's topology, NCCL_TOPO_FILE=FILE from railbind nccl-topo > FILE (or railbindd's nccl-topo-file)",
+			     rk->nccl_note, var);
+	else
+		n = asprintf(&s, "%s; %s leaves %s out, so NCCL picks among the plan's rails",
+			     rk->nccl_note, var, aff_rail_label(p->topo, rail));
+	if (n < 0)
+		return -ENOMEM;
+	free(rk->nccl_note);
+	rk->nccl_note = s;
+	return 0;
+}
+
 /* One line: why the plan's NIC is not the one NCCL would take. */
 static int nccl_note(const struct aff_plan *p, struct aff_rank *rk,
 		     const struct aff_cand *n0, const struct aff_key *mine)
@@ -181,7 +206,7 @@ static int nccl_note(const struct aff_plan *p, struct aff_rank *rk,
 		rk->nccl_note = NULL;
 		return -ENOMEM;
 	}
-	return 0;
+	return r->excl == AFF_EXCL_SLOW ? 0 : node_wide_lever(p, rk, n0->rail);
 }
 
 static int judge_rank(struct aff_plan *p, const struct aff_ranker *rkr,

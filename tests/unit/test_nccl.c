@@ -430,6 +430,34 @@ static void test_verbs_names(void **state)
 	aff_topo_unref(t);
 }
 
+/*
+ * A virtual NIC (no PCI device) NCCL would take on its own: the plan keeps
+ * the PCI NIC and leaves the virtual one out of NCCL_IB_HCA, which is how
+ * NCCL is kept off it, and the note says so.
+ */
+static void test_virtual_left_out(void **state)
+{
+	struct aff_topo *t = load_text(*state,
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"0\" affinity=\"000000ff\" arch=\"x86_64\">\n"
+		"  <nic><net name=\"mlx5_9\" port=\"1\" speed=\"400000\" guid=\"0x9a70500003ae6d99\"/></nic>\n"
+		"  <pci busid=\"0000:01:00.0\" class=\"0x060400\">\n"
+		"   " GPU("02:00")
+		"   <pci busid=\"0000:03:00.0\" class=\"0x020700\" vendor=\"0x15b3\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+		"    <nic><net name=\"mlx5_0\" port=\"1\" speed=\"200000\" guid=\"0x9a70500003ae6d94\"/></nic></pci>\n"
+		"  </pci>\n"
+		" </cpu>\n"
+		"</system>\n");
+	struct aff_plan *p = fx_plan(t, NULL);
+
+	assert_string_equal(aff_plan_rank_nic(p, 0, 0), "mlx5_0");
+	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx5_0:1");
+	assert_non_null(p->rank[0].nccl_note);
+	assert_non_null(strstr(p->rank[0].nccl_note, "NCCL_IB_HCA leaves mlx5_9 out"));
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +471,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_require_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verbs_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtual_left_out, setup, teardown),
 		cmocka_unit_test(test_cpumask),
 	};
 
