@@ -73,6 +73,7 @@ int aff_topo_add_dev(struct aff_topo *t, enum aff_devtype type, int parent)
 	d->subvendor = d->subdevice = -1;
 	d->up = d->nccl_up = -1;
 	d->gpu = -1;
+	d->gdr = -1;
 	d->link_speed = d->link_speed_cap = 0;
 	d->acs_ctl = -1;
 	d->numa_raw = INT_MIN;

@@ -76,6 +76,7 @@ struct aff_dev {
 	bool has_gpu_osdev;	/* hwloc GPU/CoProc OS device, NCCL <gpu> */
 	bool has_net;		/* a network interface */
 	int gpu;		/* index in topo->gpus, -1 */
+	int gdr;		/* an NCCL file's <gpu gdr=> (GPUDirect), -1 not said */
 	/* Railbind* infos and sysfs facts; -1 / 0 / NULL when unknown. */
 	double link_speed, link_speed_cap;
 	int link_width, link_width_cap;
@@ -274,6 +275,11 @@ enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 			       int *dist);
 /* The class NCCL computes between a and b: no NODE, its own switches. */
 enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b);
+/*
+ * NCCL's class between a GPU (dev index) and a rail: without GPUDirect RDMA
+ * (gdr="0" on either) NCCL stages through the GPU's CPU, PHB at best.
+ */
+enum aff_path aff_nccl_rail_path(const struct aff_topo *t, int gdev, int rail);
 
 /* model_bandwidth.c: GB/s as NCCL estimates it; INFINITY where nothing limits it. */
 double aff_link_bw(const struct aff_topo *t, int dev);

@@ -181,3 +181,18 @@ enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b)
 	/* NCCL has one CPU node per NUMA node, every root complex below it. */
 	return nccl_cpu(t, a) == nccl_cpu(t, b) ? AFF_PATH_PHB : AFF_PATH_SYS;
 }
+
+/*
+ * src/graph/paths.cc: a GPU-NIC path better than PHB where ncclTopoCheckGdr
+ * says no (the NIC's or the GPU's gdrSupport 0) is diverted through the
+ * CPU local to the GPU, both ways.
+ */
+enum aff_path aff_nccl_rail_path(const struct aff_topo *t, int gdev, int rail)
+{
+	enum aff_path p = aff_nccl_path_between(t, gdev, t->rail[rail].dev);
+
+	if (p != AFF_PATH_NONE && p < AFF_PATH_PHB &&
+	    (t->rail[rail].gdr == 0 || t->dev[gdev].gdr == 0))
+		return AFF_PATH_PHB;
+	return p;
+}

@@ -103,8 +103,8 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		for (r = 0; r < t->nrail; r++) {
 			json_object_array_add(row, json_object_new_string(
 				aff_path_name(aff_topo_path(t, g, r))));
-			json_object_array_add(nrow, path_json(aff_nccl_path_between(
-				t, t->gpus[g], t->rail[r].dev)));
+			json_object_array_add(nrow, path_json(aff_nccl_rail_path(
+				t, t->gpus[g], (int)r)));
 		}
 		json_object_array_add(paths, row);
 		json_object_array_add(nccl_paths, nrow);
@@ -154,8 +154,8 @@ static struct json_object *nccl_json(const struct aff_plan *p, const struct aff_
 		json_object_array_add(nics, n);
 	}
 	add(o, "nics", nics);
-	add(o, "path", rk->nccl.n ? path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
-				    t->rail[rk->nccl.rail[0]].dev)) : NULL);
+	add(o, "path", rk->nccl.n ? path_json(aff_nccl_rail_path(t, t->gpus[rk->gpu],
+				    rk->nccl.rail[0])) : NULL);
 	add(o, "bandwidth", rk->nccl.n ? number(aff_pair_bw(t, t->gpus[rk->gpu],
 							   rk->nccl.rail[0])) : NULL);
 	add(o, "note", str_or_null(rk->nccl_note));
@@ -210,8 +210,8 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 		add(n, "hca", hca_json(r));
 		add(n, "path", json_object_new_string(aff_path_name(
 			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));
-		add(n, "nccl_path", path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
-								     r->dev)));
+		add(n, "nccl_path", path_json(aff_nccl_rail_path(t, t->gpus[rk->gpu],
+								  rk->rails.rail[i])));
 		add(n, "bandwidth", number(aff_pair_bw(t, t->gpus[rk->gpu],
 						       rk->rails.rail[i])));
 		json_object_array_add(nics, n);

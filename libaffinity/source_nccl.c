@@ -168,7 +168,12 @@ static int walk_children(struct nccl_load *l, const xmlNode *n, int dev)
 			l->t->dev[dev].has_net = true;
 			rc = add_nets(l, c, dev);
 		} else if (is(c, "gpu")) {
+			char *gdr = attr(l, c, "gdr");
+
 			l->t->dev[dev].has_gpu_osdev = true;
+			if (gdr)
+				l->t->dev[dev].gdr = atoi(gdr) != 0;
+			free(gdr);
 			rc = 0;
 		} else {
 			rc = 0;

@@ -458,6 +458,22 @@ static void test_virtual_left_out(void **state)
 	aff_topo_unref(t);
 }
 
+/* gdr="0" (GPUDirect RDMA off): NCCL stages through the CPU, PHB not PIX. */
+static void test_gdr_off(void **state)
+{
+	struct aff_topo *t = load_text(*state,
+		"<system version=\"1\">\n"
+		NODE("1", "<net name=\"mlx5_0\" port=\"1\" guid=\"0x9a70500003ae6d94\" gdr=\"0\"/>")
+		NODE("2", "<net name=\"mlx5_1\" port=\"1\" guid=\"0x9a70500003ae6d95\" gdr=\"1\"/>")
+		"</system>\n");
+	size_t r0 = fx_rail(t, "mlx5_0"), r1 = fx_rail(t, "mlx5_1");
+
+	assert_int_equal(aff_nccl_path_between(t, t->gpus[0], t->rail[r0].dev), AFF_PATH_PIX);
+	assert_int_equal(aff_nccl_rail_path(t, t->gpus[0], (int)r0), AFF_PATH_PHB);
+	assert_int_equal(aff_nccl_rail_path(t, t->gpus[1], (int)r1), AFF_PATH_PIX);
+	aff_topo_unref(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +488,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_require_gpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_verbs_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtual_left_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gdr_off, setup, teardown),
 		cmocka_unit_test(test_cpumask),
 	};
 
