@@ -72,6 +72,18 @@ static struct json_object *hca_json(const struct aff_rail *r)
 	return json_object_new_string(buf);
 }
 
+/* An IB subnet prefix as a GID writes it: "fe80:0000:0000:0000". */
+static struct json_object *subnet_json(unsigned long long v)
+{
+	char buf[24];
+
+	if (!v)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%04llx:%04llx:%04llx:%04llx", v >> 48,
+		 v >> 32 & 0xffff, v >> 16 & 0xffff, v & 0xffff);
+	return json_object_new_string(buf);
+}
+
 static struct json_object *path_json(enum aff_path p)
 {
 	return aff_path_name(p) ? json_object_new_string(aff_path_name(p)) : NULL;
@@ -119,6 +131,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "netdev", str_or_null(d->netdev));
 		add(j, "port", rl->port > 0 ? json_object_new_int(rl->port) : NULL);
 		add(j, "hca", hca_json(rl));
+		add(j, "subnet", subnet_json(rl->subnet));
 		add(j, "numa", numa_of(t, d->loc));
 		add(j, "rdma", json_object_new_boolean(rl->rdma));
 		add(j, "port_state", str_or_null(rl->port_state));

@@ -25,7 +25,7 @@
  *   cannot route to (src/uct/ib/base/ib_iface.c): a rank given mlx5_0 alone
  *   cannot reach a peer given mlx5_3 alone on a rail-only fabric (a subnet
  *   per rail). The rank's own rails only when the node's rails are known to
- *   share one IB subnet prefix; else the node's rails and
+ *   share one configured IB subnet prefix; else the node's rails and
  *   UCX_MAX_RNDV_RAILS=1, so that UCX finds a reachable pair and sends
  *   each transfer over one rail rather than also over a far one.
  */
@@ -126,7 +126,15 @@ static int node_rails(const struct aff_topo *t, bool *used)
 	return rc;
 }
 
-/* Every plan RDMA rail on one known IB subnet prefix (aff_rail.subnet). */
+/*
+ * Every rail of the node on one IB subnet prefix, a configured one: UCX
+ * takes a peer as reachable when the prefixes are equal, but rails on
+ * separate fabrics all keep the default fe80:: (each subnet manager's
+ * default), and a RoCE port's GID 0 is link-local, so the default proves
+ * nothing. Unknown (no GID read, an NCCL file): not reachable.
+ */
+#define IB_DEFAULT_SUBNET 0xfe80000000000000ull
+
 static bool rails_share_subnet(const struct aff_topo *t, const bool *used)
 {
 	unsigned long long prefix = 0;
@@ -137,7 +145,8 @@ static bool rails_share_subnet(const struct aff_topo *t, const bool *used)
 
 		if (!used[i] || !plan_rdma(r))
 			continue;
-		if (!r->subnet || (prefix && r->subnet != prefix))
+		if (!r->subnet || r->subnet == IB_DEFAULT_SUBNET ||
+		    (prefix && r->subnet != prefix))
 			return false;
 		prefix = r->subnet;
 	}

@@ -121,6 +121,16 @@ if [ -f "$corpus/oci-hpc/GB300MP.xml" ]; then
 		bad "GB300MP.xml: NCCL_IB_HCA $h, expected the four rdma_vf_rail ports without _dma"
 fi
 
+# hwloc's Port1GID0 gives each port's subnet prefix; all on the default
+# fe80:: tells no rail-only fabric from one fabric: UCX gets the node's
+# rails and one rail a transfer.
+f="$corpus/psmgmt/topo.jwb0004.xml"
+if [ -f "$f" ]; then
+	"$RAILBIND" topo --json -i "$f" 2>/dev/null | jq -e '[.nics[].subnet] == ["fe80:0000:0000:0000","fe80:0000:0000:0000","fe80:0000:0000:0000","fe80:0000:0000:0000"]' > /dev/null &&
+	"$RAILBIND" plan --json -i "$f" 2>/dev/null | jq -e 'all(.ranks[]; .env.UCX_NET_DEVICES == "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1" and .env.UCX_MAX_RNDV_RAILS == "1")' > /dev/null && ok ||
+		bad "topo.jwb0004.xml: subnet prefixes or UCX_NET_DEVICES not the node's"
+fi
+
 # An NCCL file's link attributes are the maxima: the audit says so rather
 # than that the file has none.
 if [ -f "$corpus/oci-hpc/H100-topology.xml" ]; then

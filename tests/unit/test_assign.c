@@ -334,6 +334,38 @@ static void test_plan_json(void **state)
 	aff_topo_unref(t);
 }
 
+/*
+ * UCX_NET_DEVICES is the rank's own rail only where every rail is on one
+ * configured IB subnet prefix (UCX's reachability test, ib_iface.c); the
+ * default fe80:: proves nothing, and one rail elsewhere makes it the node's.
+ */
+static void test_ucx_subnet(void **state)
+{
+	struct aff_topo *t = fx_load("dgx-h100");
+	struct aff_plan *p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < t->nrail; i++)
+		t->rail[i].subnet = 0xfec0000000000001ull;
+	p = fx_plan(t, NULL);
+	assert_string_equal(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx5_3:1");
+	assert_null(fx_env(p, 1, "UCX_MAX_RNDV_RAILS"));
+	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), fx_env(p, 0, "NCCL_IB_HCA"));
+	aff_plan_unref(p);
+	t->rail[fx_rail(t, "mlx5_9")].subnet = 0xfec0000000000002ull;
+	p = fx_plan(t, NULL);
+	assert_string_equal(fx_env(p, 1, "UCX_MAX_RNDV_RAILS"), "1");
+	assert_non_null(strstr(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx5_0:1,mlx5_3:1,"));
+	aff_plan_unref(p);
+	for (i = 0; i < t->nrail; i++)
+		t->rail[i].subnet = 0xfe80000000000000ull;
+	p = fx_plan(t, NULL);
+	assert_string_equal(fx_env(p, 1, "UCX_MAX_RNDV_RAILS"), "1");
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_plan_json),
+		cmocka_unit_test(test_ucx_subnet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
