@@ -247,6 +247,29 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 	return o;
 }
 
+/* The node's rail devices this process can open (live node), else null. */
+static struct json_object *uverbs_json(const struct aff_plan *p)
+{
+	struct json_object *arr;
+	size_t i;
+
+	if (!p->uverbs)
+		return NULL;
+	arr = json_object_new_array();
+	for (i = 0; i < p->nuverbs; i++) {
+		const struct aff_uverbs *u = &p->uverbs[i];
+		struct json_object *o = json_object_new_object();
+		char dev[64];
+
+		snprintf(dev, sizeof(dev), "/dev/infiniband/%s", u->dev);
+		add(o, "hca", json_object_new_string(u->hca));
+		add(o, "device", u->dev[0] ? json_object_new_string(dev) : NULL);
+		add(o, "openable", json_object_new_boolean(u->openable));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 struct json_object *aff_plan_to_json(const struct aff_plan *p)
 {
 	struct json_object *o = json_object_new_object();
@@ -270,6 +293,7 @@ struct json_object *aff_plan_to_json(const struct aff_plan *p)
 	add(o, "ranks", ranks);
 	add(o, "warnings", warns);
 	add(o, "excluded", excluded_json(p));
+	add(o, "uverbs", uverbs_json(p));
 	return o;
 }
 

@@ -114,6 +114,7 @@ static void plan_free(struct aff_plan *p)
 	free(p->socket_ifname);
 	free(p->ucx_node);
 	free(p->node_rail);
+	free(p->uverbs);
 	aff_topo_unref(p->topo);
 	free(p);
 }
@@ -151,6 +152,8 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 		if (!(cpus[i] = hwloc_bitmap_alloc()))
 			goto out;
 	rc = aff_plan_node_env(p);
+	if (!rc)
+		rc = aff_plan_uverbs(p);
 	if (!rc)
 		rc = aff_assign_rails(t, gpu, n, rails);
 	if (!rc)

@@ -90,6 +90,13 @@ struct aff_excluded {
 	char *message;
 };
 
+/* plan_uverbs.c: a rail's verbs device and whether this process can open it. */
+struct aff_uverbs {
+	char hca[64];
+	char dev[32];		/* "uverbs3", "" when sysfs names none */
+	bool openable;
+};
+
 struct aff_plan {
 	int refcount;
 	struct aff_topo *topo;
@@ -107,6 +114,8 @@ struct aff_plan {
 	int ucx_rails;		/* entries of ucx_node */
 	bool ucx_per_rank;	/* every rail reaches every peer: the rank's own */
 	bool *node_rail;	/* per topo rail: some GPU of the node is planned on it */
+	struct aff_uverbs *uverbs;	/* live node only, else NULL */
+	size_t nuverbs;
 };
 
 /*
@@ -115,6 +124,11 @@ struct aff_plan {
  */
 int aff_plan_node_env(struct aff_plan *p);
 int aff_plan_rank_env_build(const struct aff_plan *p, size_t k, struct aff_rank *rk);
+/*
+ * plan_uverbs.c: on a live node, which of the node's rail devices this
+ * process can open (uverbs), and a warning when not all.
+ */
+int aff_plan_uverbs(struct aff_plan *p);
 /* NCCL_IB_HCA or NCCL_SOCKET_IFNAME names the rail (topo->rail index). */
 bool aff_plan_env_lists(const struct aff_plan *p, int rail);
 

@@ -6,6 +6,9 @@
  */
 #include <json-c/json.h>
 
+#include <ftw.h>
+#include <sys/stat.h>
+
 #include "fixture.h"
 
 static size_t rank_of(const struct aff_plan *p, const char *pci)
@@ -366,6 +369,80 @@ static void test_ucx_subnet(void **state)
 	aff_topo_unref(t);
 }
 
+static void mkdirs(const char *root, const char *rel)
+{
+	char path[4096], *s;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (s = path + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/*
+ * A pod that exposes only some rails' uverbs devices: the plan lists what
+ * the process can open and warns, the variables stay the node's.
+ */
+static void test_uverbs_hidden(void **state)
+{
+	struct aff_topo *t = fx_load("dgx-h100");
+	struct aff_plan *p;
+	char root[256], dir[300], path[512];
+	const char *rails[] = { "mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6",
+				"mlx5_9", "mlx5_10", "mlx5_11" };
+	size_t i;
+
+	(void)state;
+	fx_mkdtemp(root, sizeof(root));
+	mkdirs(root, "dev/infiniband");
+	snprintf(dir, sizeof(dir), "%s/dev/infiniband", root);
+	for (i = 0; i < 8; i++) {
+		char rel[128];
+
+		snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/device/infiniband_verbs/uverbs%zu",
+			 rails[i], i);
+		mkdirs(root, rel);
+		/* Every device but mlx5_3's (uverbs1) is in the pod. */
+		if (i != 1) {
+			snprintf(rel, sizeof(rel), "uverbs%zu", i);
+			fx_write(dir, rel, "", path, sizeof(path));
+		}
+	}
+	free(t->ctx->root);
+	t->ctx->root = strdup(root);
+	t->src = AFF_SRC_LIVE;
+	p = fx_plan(t, NULL);
+	assert_int_equal(p->nuverbs, 8);
+	for (i = 0; i < 8; i++) {
+		assert_string_equal(p->uverbs[i].hca, rails[i]);
+		assert_int_equal(p->uverbs[i].openable, i != 1);
+	}
+	assert_int_equal(p->nwarn, 1);
+	assert_string_equal(p->warn[0].id, "rails-hidden");
+	assert_non_null(strstr(p->warn[0].message, "7 of the node's 8"));
+	assert_non_null(strstr(p->warn[0].message, "mlx5_3 uverbs1"));
+	assert_non_null(strstr(fx_env(p, 0, "NCCL_IB_HCA"), "mlx5_3:1"));
+	aff_plan_unref(p);
+	t->src = AFF_SRC_HWLOC;
+	p = fx_plan(t, NULL);
+	assert_null(p->uverbs);
+	assert_int_equal(p->nwarn, 0);
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_plan_json),
 		cmocka_unit_test(test_ucx_subnet),
+		cmocka_unit_test(test_uverbs_hidden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
