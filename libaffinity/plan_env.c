@@ -68,13 +68,24 @@ static int sb_add(struct strbuf *b, const char *name, int port)
 	return 0;
 }
 
-/* A verbs port as NCCL_IB_HCA names it: "mlx5_0:1", "mlx5_0" when unknown. */
-static int add_hca(struct strbuf *b, const struct aff_rail *r)
+/*
+ * A verbs port as NCCL_IB_HCA names it: "mlx5_0:1", "mlx5_0" when unknown;
+ * with a rail id (>= 0) "mlx5_0:1:3", "mlx5_0::3" (src/misc/utils.cc: an
+ * empty port is any port).
+ */
+static int add_hca(struct strbuf *b, const struct aff_rail *r, int rail)
 {
+	char item[320];
 	int port;
 	const char *name = aff_rail_hca(r, &port);
 
-	return sb_add(b, name, port);
+	if (rail < 0)
+		return sb_add(b, name, port);
+	if (port > 0)
+		snprintf(item, sizeof(item), "%s:%d:%d", name, port, rail);
+	else
+		snprintf(item, sizeof(item), "%s::%d", name, rail);
+	return sb_add(b, item, 0);
 }
 
 /* UCX names a port always: "mlx5_0:1". */
@@ -184,7 +195,8 @@ int aff_plan_node_env(struct aff_plan *p)
 			continue;
 		if (plan_rdma(r) && !named_before(t, used, i)) {
 			if (nhca++ < NCCL_MAX_IB_DEVS)
-				rc = add_hca(&hca, r);
+				rc = add_hca(&hca, r, p->flags & AFF_PLAN_NCCL_RAIL_IDS ?
+					     (int)nhca - 1 : -1);
 			if (!rc)
 				rc = add_ucx(&ucx, r);
 		} else if (plan_socket(r)) {

@@ -243,6 +243,12 @@ run run --timeout 5000 --socket "$tmp/none.sock" --input "$FIX/dgx-h100.xml" --r
 if [ "$rc" -eq 0 ] && grep -q '^ran$' "$tmp/out" && grep -q 'source local' "$tmp/err"; then ok
 else bad "run --timeout with no broker falls back (rc=$rc)"; fi
 
+# --nccl-rail-ids: NCCL 2.30's HCA:PORT:RAIL, rail k the node's k-th; off by default.
+run plan --input "$FIX/dgx-h100.xml" --json --nccl-rail-ids
+if [ "$rc" -eq 0 ] && jq -e 'all(.ranks[]; .env.NCCL_IB_HCA == "=mlx5_0:1:0,mlx5_3:1:1,mlx5_4:1:2,mlx5_5:1:3,mlx5_6:1:4,mlx5_9:1:5,mlx5_10:1:6,mlx5_11:1:7")' "$tmp/out" >/dev/null &&
+   ! jq -e 'any(.ranks[]; .env.NCCL_IB_HCA | test(":[0-9]+:"))' "$P" >/dev/null; then ok
+else bad "plan --nccl-rail-ids: $(jq -c '.ranks[0].env.NCCL_IB_HCA' "$tmp/out" 2>/dev/null) (rc=$rc)"; fi
+
 # railbind run gives the rank the plan's environment: the node's NCCL_IB_HCA.
 run run --socket "$tmp/none.sock" --input "$FIX/dgx-h100.xml" --rank 5 --no-bind -- /bin/sh -c 'echo "$NCCL_IB_HCA|$RAILBIND_NICS|$UCX_NET_DEVICES"'
 want="$(jq -r '.ranks[5].env | "\(.NCCL_IB_HCA)|\(.RAILBIND_NICS)|\(.UCX_NET_DEVICES)"' "$P")"
