@@ -72,6 +72,15 @@ static struct json_object *hca_json(const struct aff_rail *r)
 	return json_object_new_string(buf);
 }
 
+/* A rail's port as verbs numbers it (an NCCL file's spelling undone), null unknown. */
+static struct json_object *port_json(const struct aff_rail *r)
+{
+	int port;
+
+	aff_rail_hca(r, &port);
+	return port > 0 ? json_object_new_int(port) : NULL;
+}
+
 /* An IB subnet prefix as a GID writes it: "fe80:0000:0000:0000". */
 static struct json_object *subnet_json(unsigned long long v)
 {
@@ -129,7 +138,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "pci", str_or_null(d->pci));
 		add(j, "name", str_or_null(rl->name));
 		add(j, "netdev", str_or_null(d->netdev));
-		add(j, "port", rl->port > 0 ? json_object_new_int(rl->port) : NULL);
+		add(j, "port", port_json(rl));
 		add(j, "hca", hca_json(rl));
 		add(j, "subnet", subnet_json(rl->subnet));
 		add(j, "numa", numa_of(t, d->loc));
@@ -162,7 +171,7 @@ static struct json_object *nccl_json(const struct aff_plan *p, const struct aff_
 		add(n, "pci", str_or_null(t->dev[r->dev].pci));
 		add(n, "name", str_or_null(r->name));
 		add(n, "netdev", str_or_null(t->dev[r->dev].netdev));
-		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		add(n, "port", port_json(r));
 		add(n, "hca", hca_json(r));
 		json_object_array_add(nics, n);
 	}
@@ -219,7 +228,7 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 		add(n, "pci", str_or_null(d->pci));
 		add(n, "name", str_or_null(r->name));
 		add(n, "netdev", str_or_null(d->netdev));
-		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		add(n, "port", port_json(r));
 		add(n, "hca", hca_json(r));
 		add(n, "path", json_object_new_string(aff_path_name(
 			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));

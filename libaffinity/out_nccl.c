@@ -180,7 +180,7 @@ static int gpu_elem(const struct xout *x, xmlNode *pci, int dev)
 	const struct aff_topo *t = x->t;
 	const struct aff_dev *d = &t->dev[dev];
 	xmlNode *g = child(pci, "gpu");
-	int i, same = 0, gdr = gdr_known(t);
+	int i, same = 0, gdr = d->gdr >= 0 ? d->gdr : gdr_known(t);
 
 	if (!g)
 		return -ENOMEM;
@@ -196,11 +196,14 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 {
 	const struct aff_topo *t = x->t;
 	xmlNode *nic = NULL;
-	int gdr = gdr_known(t), rc = 0;
+	int gdr = gdr_known(t), rc = 0, before = 0;
 	size_t r;
 
 	for (r = 0; r < t->nrail && !rc; r++) {
 		const struct aff_rail *rl = &t->rail[r];
+		/* NCCL's port: the verbs port plus the nets before it on the device
+		 * (source_nccl.c undoes it); an NCCL file's is written so already. */
+		int port = rl->port + (rl->rdma && t->src != AFF_SRC_NCCL ? before : 0);
 		xmlNode *net;
 
 		/* A rail known by its PCI address only: the <pci> says enough. A
@@ -217,7 +220,8 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 		if (rl->rate > 0)
 			rc |= setf(net, "speed", "%.0f", rl->rate * 1000);
 		if (rl->port > 0)
-			rc |= setf(net, "port", "%d", rl->port);
+			rc |= setf(net, "port", "%d", port);
+		before += rl->rdma;
 		/* Written only when known: the importer takes a GUID for RDMA. */
 		if (rl->guid)
 			rc |= setf(net, "guid", "0x%llx", rl->guid);

@@ -95,11 +95,14 @@ static int list_excluded(struct aff_plan *p)
 	for (i = 0; i < t->nrail && !rc; i++) {
 		const struct aff_rail *r = &t->rail[i];
 		const char *name = aff_rail_label(t, (int)i), *pci = t->dev[r->dev].pci;
+		int port;
+
+		aff_rail_hca(r, &port);
 
 		if (r->excl == AFF_EXCL_DOWN)
 			snprintf(msg, sizeof(msg),
 				 "%s port %d (%s) is %s, not ACTIVE: NCCL does not use it; check the cable, the switch port and the subnet manager (ibstat %s)",
-				 name, r->port > 0 ? r->port : 1, pci, r->port_state,
+				 name, port > 0 ? port : 1, pci, r->port_state,
 				 name);
 		else if (r->excl == AFF_EXCL_SLOW)
 			snprintf(msg, sizeof(msg),
@@ -107,7 +110,7 @@ static int list_excluded(struct aff_plan *p)
 				 name, pci, r->rate, fastest);
 		else
 			continue;
-		rc = add_excluded(p, name, pci, r->port, aff_excl_name(r->excl), msg);
+		rc = add_excluded(p, name, pci, port, aff_excl_name(r->excl), msg);
 	}
 	for (i = 0; i < t->ndropped && !rc; i++) {
 		const struct aff_dropped *d = &t->dropped[i];

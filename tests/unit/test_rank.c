@@ -69,15 +69,21 @@ static struct aff_topo *load_via_nccl(const struct aff_topo *t, char *dir, size_
 	return back;
 }
 
-/* The rail of t that is rail r of topology from: same PCI address, port, name. */
+/*
+ * The rail of t that is rail r of topology from: same PCI address, verbs
+ * port (an NCCL file writes NCCL's), name.
+ */
 static int rail_at(const struct aff_topo *t, const struct aff_topo *from,
 		   const struct aff_rail *r)
 {
 	const char *pci = from->dev[r->dev].pci;
+	int want, port;
 	size_t i;
 
+	aff_rail_hca(r, &want);
 	for (i = 0; i < t->nrail; i++)
-		if (!strcmp(t->dev[t->rail[i].dev].pci, pci) && t->rail[i].port == r->port &&
+		if (!strcmp(t->dev[t->rail[i].dev].pci, pci) &&
+		    (aff_rail_hca(&t->rail[i], &port), port == want) &&
 		    !strcmp(t->rail[i].name ? t->rail[i].name : "", r->name ? r->name : ""))
 			return (int)i;
 	return -1;
