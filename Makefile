@@ -50,7 +50,7 @@ TEST_LIBS := $(DEP_LIBS) $(HWLOC_LIBS)
 # client, the binding); what they all use.
 LIBAFF_SRCS := source.c source_hwloc.c source_nccl.c source_kmod.c source_kmod_generation.c \
 	model.c model_classify.c model_switches.c model_paths.c model_bandwidth.c model_rank.c \
-	plan.c plan_assign.c plan_cpusplit.c plan_judge.c out_json.c \
+	plan.c plan_assign.c plan_cpusplit.c plan_judge.c plan_env.c plan_uverbs.c out_json.c \
 	client.c client_binding.c apply.c ctx.c err.c config.c xml_lazy.c hwloc_lazy.c
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += fileio.c source_hwloc_import.c child_limits.c
@@ -220,7 +220,7 @@ check-cli-shared: $(RAILBIND_SHARED) $(LIBAFF_SO) $(RBGEN_FIXTURES)
 		{ echo "check-cli-shared: $(LIBAFF_SO) links libhwloc: every rank would load it"; exit 1; }
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND_SHARED) BUILD=$(BUILD) sh $(TOP)/tests/cli/run.sh
 
-check-corpus: $(RAILBIND)
+check-corpus: $(RAILBIND) $(RBGEN_FIXTURES)
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) sh $(TOP)/tests/corpus/run.sh
 
 check: all check-unit check-cli check-corpus check-gen $(CHECKS) check-asan check-valgrind

@@ -183,6 +183,12 @@ enum aff_plan_flags {
 	AFF_PLAN_ISOLATE_GPU = 1ul << 0,
 	/* Memory policy bind instead of preferred. */
 	AFF_PLAN_MEM_BIND = 1ul << 1,
+	/*
+	 * NCCL_IB_HCA entries as <hca>:<port>:<rail>, rail k the node's k-th
+	 * rail in PCI order: NCCL 2.30 and later read it as the NIC's rail
+	 * membership; older NCCL ignores it.
+	 */
+	AFF_PLAN_NCCL_RAIL_IDS = 1ul << 2,
 };
 
 struct aff_plan_spec {

@@ -23,6 +23,28 @@ static bool has_rdma_rail(const struct aff_topo *t)
 	return false;
 }
 
+/*
+ * An NCCL file says per net and per GPU whether NCCL found GPUDirect RDMA
+ * (gdr=): 0 on every RDMA rail, or on every GPU, means NCCL stages all
+ * traffic through host memory (src/graph/paths.cc); 1 somewhere means it
+ * worked where the file was written. -1: the file does not say.
+ */
+static int nccl_gdr(const struct aff_topo *t)
+{
+	size_t r, g;
+	int rails = -1, gpus = -1;
+
+	for (r = 0; r < t->nrail; r++)
+		if (t->rail[r].rdma && t->rail[r].gdr >= 0)
+			rails = rails == 1 || t->rail[r].gdr ? 1 : 0;
+	for (g = 0; g < t->ngpu; g++)
+		if (t->dev[t->gpus[g]].gdr >= 0)
+			gpus = gpus == 1 || t->dev[t->gpus[g]].gdr ? 1 : 0;
+	if (rails == 0 || gpus == 0)
+		return 0;
+	return rails == 1 || gpus == 1 ? 1 : -1;
+}
+
 static int check_peer_memory(struct aff_audit *a)
 {
 	const struct aff_topo *t = a->topo;
@@ -34,6 +56,13 @@ static int check_peer_memory(struct aff_audit *a)
 	if (!has_rdma_rail(t))
 		return aff_audit_undecided(a, "peer-memory",
 					   "no RDMA rail NIC: GPUDirect RDMA is not in play");
+	if (!pm && nccl_gdr(t) == 0)
+		return aff_audit_add(a, "peer-memory", AFF_SEV_WARN, "node", NULL, NULL,
+				     "modprobe nvidia_peermem (and add it to /etc/modules-load.d), or use a kernel >= 5.12 with dma-buf support, where the file was written",
+				     "the NCCL topology says gdr=\"0\" for every RDMA rail or every GPU: NCCL stages every transfer through host memory (GPUDirect RDMA off)");
+	if (!pm && nccl_gdr(t) == 1)
+		return aff_audit_add(a, "peer-memory", AFF_SEV_OK, "node", NULL, NULL, NULL,
+				     "GPUDirect RDMA: the NCCL topology says gdr=\"1\", NCCL found it working where the file was written");
 	if (!pm)
 		return aff_audit_undecided(a, "peer-memory",
 					   "the source does not say which peer-memory support is loaded");

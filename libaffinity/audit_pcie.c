@@ -204,6 +204,17 @@ static int check_link(struct aff_audit *a, struct link_state *ls, int i)
 			     d->pci, cur, cap);
 }
 
+/* An NCCL file with link attributes: NCCL writes the maxima (src/graph/xml.cc). */
+static bool nccl_links(const struct aff_topo *t)
+{
+	size_t i;
+
+	for (i = 0; t->src == AFF_SRC_NCCL && i < t->ndev; i++)
+		if (t->dev[i].link_speed > 0)
+			return true;
+	return false;
+}
+
 /* Each device and port from a GPU or NIC of the plan up to its root complex. */
 static int check_links(struct aff_audit *a)
 {
@@ -234,7 +245,9 @@ static int check_links(struct aff_audit *a)
 		return aff_audit_undecided(a, "link-downtrained",
 					   "the PCIe link state of a GPU, NIC or port could not be read");
 	if (!ls.any)
-		return aff_audit_undecided(a, "link-downtrained",
+		return aff_audit_undecided(a, "link-downtrained", "%s",
+					   nccl_links(t) ?
+					   "the source's PCIe link speeds and widths are each link's maximum (NCCL's topology writes max_link_speed and max_link_width), not the current link" :
 					   "the source has no PCIe link speeds and widths");
 	return 0;
 }

@@ -73,6 +73,7 @@ int aff_topo_add_dev(struct aff_topo *t, enum aff_devtype type, int parent)
 	d->subvendor = d->subdevice = -1;
 	d->up = d->nccl_up = -1;
 	d->gpu = -1;
+	d->gdr = -1;
 	d->link_speed = d->link_speed_cap = 0;
 	d->acs_ctl = -1;
 	d->numa_raw = INT_MIN;
@@ -130,6 +131,28 @@ int aff_topo_add_rail(struct aff_topo *t, int dev, const char *name, int port,
 	if (name && !(t->rail[i].name = strdup(name)))
 		return -ENOMEM;
 	return i;
+}
+
+const char *aff_rail_hca(const struct aff_rail *r, int *port)
+{
+	*port = r->hca_port > 0 ? r->hca_port : r->port;
+	return r->hca ? r->hca : r->name;
+}
+
+bool aff_is_verbs_name(const char *name)
+{
+	/* rdma-core's providers and the kernel's ib_device names. */
+	static const char *const prefix[] = {
+		"mlx4_", "mlx5_", "bnxt_re", "irdma", "i40iw", "efa_", "erdma_",
+		"hfi1_", "qedr", "mana_", "ionic_", "hns_", "rxe", "siw", "cxgb4_",
+		"ocrdma", "vmw_pvrdma", "rdma", "cxi",
+	};
+	size_t i;
+
+	for (i = 0; name && i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
 }
 
 int aff_topo_add_numa(struct aff_topo *t, unsigned os_index,
@@ -226,6 +249,7 @@ static int rail_order(const void *a, const void *b)
 static void rail_clear(struct aff_rail *r)
 {
 	free(r->name);
+	free(r->hca);
 	free(r->port_state);
 }
 

@@ -76,6 +76,7 @@ struct aff_dev {
 	bool has_gpu_osdev;	/* hwloc GPU/CoProc OS device, NCCL <gpu> */
 	bool has_net;		/* a network interface */
 	int gpu;		/* index in topo->gpus, -1 */
+	int gdr;		/* an NCCL file's <gpu gdr=> (GPUDirect), -1 not said */
 	/* Railbind* infos and sysfs facts; -1 / 0 / NULL when unknown. */
 	double link_speed, link_speed_cap;
 	int link_width, link_width_cap;
@@ -120,6 +121,13 @@ struct aff_rail {
 	int dev;		/* index in topo->dev */
 	char *name;		/* mlx5_0, NULL when the source has none */
 	int port;		/* 0 when unknown */
+	/*
+	 * The verbs device and port NCCL_IB_HCA and UCX_NET_DEVICES match, where
+	 * the source spells them otherwise (an NCCL file: "<dev>_dma", the port
+	 * plus NCCL's real-port index, source_nccl.c); NULL / 0: name and port.
+	 */
+	char *hca;
+	int hca_port;
 	char *port_state;	/* ACTIVE, DOWN, ... NULL when unknown */
 	double rate;		/* Gb/s, 0 when unknown */
 	bool rdma;		/* false for an Ethernet NIC made a rail */
@@ -128,6 +136,8 @@ struct aff_rail {
 	int gdr;		/* an NCCL file's gdr= (GPUDirect), -1 not said */
 	enum aff_excl excl;
 	unsigned long long guid;	/* node GUID, 0 when unknown */
+	/* The port's IB subnet prefix (its GID 0's upper half), 0 unknown. */
+	unsigned long long subnet;
 };
 
 /* A NIC railbind.conf's exclude-nic took out of the model. */
@@ -194,6 +204,13 @@ int aff_topo_add_loc(struct aff_topo *t, hwloc_const_bitmap_t cpuset,
 		     hwloc_const_bitmap_t nodeset, int depth, hwloc_obj_t obj);
 int aff_topo_add_rail(struct aff_topo *t, int dev, const char *name, int port,
 		      bool rdma);
+/* The verbs device of a rail (NULL: none named) and its port (*port 0: unknown). */
+const char *aff_rail_hca(const struct aff_rail *r, int *port);
+/*
+ * A name as the verbs devices of Linux's RDMA drivers are named (mlx5_0,
+ * mlx5_bond_0, bnxt_re0, irdma1, efa_0, ...), never a network interface's.
+ */
+bool aff_is_verbs_name(const char *name);
 int aff_topo_add_numa(struct aff_topo *t, unsigned os_index,
 		      hwloc_const_bitmap_t cpuset);
 int aff_topo_add_core(struct aff_topo *t, hwloc_const_bitmap_t pus, int cache);
@@ -258,6 +275,11 @@ enum aff_path aff_path_between(const struct aff_topo *t, int a, int b,
 			       int *dist);
 /* The class NCCL computes between a and b: no NODE, its own switches. */
 enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b);
+/*
+ * NCCL's class between a GPU (dev index) and a rail: without GPUDirect RDMA
+ * (gdr="0" on either) NCCL stages through the GPU's CPU, PHB at best.
+ */
+enum aff_path aff_nccl_rail_path(const struct aff_topo *t, int gdev, int rail);
 
 /* model_bandwidth.c: GB/s as NCCL estimates it; INFINITY where nothing limits it. */
 double aff_link_bw(const struct aff_topo *t, int dev);

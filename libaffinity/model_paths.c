@@ -181,3 +181,20 @@ enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b)
 	/* NCCL has one CPU node per NUMA node, every root complex below it. */
 	return nccl_cpu(t, a) == nccl_cpu(t, b) ? AFF_PATH_PHB : AFF_PATH_SYS;
 }
+
+/*
+ * src/graph/paths.cc: a GPU-NIC path better than PHB where ncclTopoCheckGdr
+ * says no (the NIC's or the GPU's gdrSupport 0: no peer-memory support, as
+ * an NCCL file's gdr="0" or the node's RailbindPeerMemory "none" says) is
+ * diverted through the CPU local to the GPU, both ways.
+ */
+enum aff_path aff_nccl_rail_path(const struct aff_topo *t, int gdev, int rail)
+{
+	enum aff_path p = aff_nccl_path_between(t, gdev, t->rail[rail].dev);
+	bool no_gdr = t->rail[rail].gdr == 0 || t->dev[gdev].gdr == 0 ||
+		      (t->rail[rail].rdma && t->peer_memory && !strcmp(t->peer_memory, "none"));
+
+	if (p != AFF_PATH_NONE && p < AFF_PATH_PHB && no_gdr)
+		return AFF_PATH_PHB;
+	return p;
+}

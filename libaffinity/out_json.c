@@ -53,6 +53,47 @@ static struct json_object *number(double v)
 	return json_object_new_double_s(v, buf);
 }
 
+/*
+ * An RDMA rail as NCCL_IB_HCA and UCX_NET_DEVICES name it, the verbs device
+ * and port ("mlx5_1:1" where an NCCL file says mlx5_1 port="2"); NULL for
+ * one with no name or no verbs device.
+ */
+static struct json_object *hca_json(const struct aff_rail *r)
+{
+	char buf[320];
+	int port;
+	const char *name = aff_rail_hca(r, &port);
+
+	if (!r->rdma || !name)
+		return NULL;
+	if (port > 0)
+		snprintf(buf, sizeof(buf), "%s:%d", name, port);
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	return json_object_new_string(buf);
+}
+
+/* A rail's port as verbs numbers it (an NCCL file's spelling undone), null unknown. */
+static struct json_object *port_json(const struct aff_rail *r)
+{
+	int port;
+
+	aff_rail_hca(r, &port);
+	return port > 0 ? json_object_new_int(port) : NULL;
+}
+
+/* An IB subnet prefix as a GID writes it: "fe80:0000:0000:0000". */
+static struct json_object *subnet_json(unsigned long long v)
+{
+	char buf[24];
+
+	if (!v)
+		return NULL;
+	snprintf(buf, sizeof(buf), "%04llx:%04llx:%04llx:%04llx", v >> 48,
+		 v >> 32 & 0xffff, v >> 16 & 0xffff, v & 0xffff);
+	return json_object_new_string(buf);
+}
+
 static struct json_object *path_json(enum aff_path p)
 {
 	return aff_path_name(p) ? json_object_new_string(aff_path_name(p)) : NULL;
@@ -86,8 +127,8 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		for (r = 0; r < t->nrail; r++) {
 			json_object_array_add(row, json_object_new_string(
 				aff_path_name(aff_topo_path(t, g, r))));
-			json_object_array_add(nrow, path_json(aff_nccl_path_between(
-				t, t->gpus[g], t->rail[r].dev)));
+			json_object_array_add(nrow, path_json(aff_nccl_rail_path(
+				t, t->gpus[g], (int)r)));
 		}
 		json_object_array_add(paths, row);
 		json_object_array_add(nccl_paths, nrow);
@@ -100,7 +141,9 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "pci", str_or_null(d->pci));
 		add(j, "name", str_or_null(rl->name));
 		add(j, "netdev", str_or_null(d->netdev));
-		add(j, "port", rl->port > 0 ? json_object_new_int(rl->port) : NULL);
+		add(j, "port", port_json(rl));
+		add(j, "hca", hca_json(rl));
+		add(j, "subnet", subnet_json(rl->subnet));
 		add(j, "numa", numa_of(t, d->loc));
 		add(j, "rdma", json_object_new_boolean(rl->rdma));
 		add(j, "port_state", str_or_null(rl->port_state));
@@ -133,12 +176,13 @@ static struct json_object *nccl_json(const struct aff_plan *p, const struct aff_
 		add(n, "pci", str_or_null(t->dev[r->dev].pci));
 		add(n, "name", str_or_null(r->name));
 		add(n, "netdev", str_or_null(t->dev[r->dev].netdev));
-		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		add(n, "port", port_json(r));
+		add(n, "hca", hca_json(r));
 		json_object_array_add(nics, n);
 	}
 	add(o, "nics", nics);
-	add(o, "path", rk->nccl.n ? path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
-				    t->rail[rk->nccl.rail[0]].dev)) : NULL);
+	add(o, "path", rk->nccl.n ? path_json(aff_nccl_rail_path(t, t->gpus[rk->gpu],
+				    rk->nccl.rail[0])) : NULL);
 	add(o, "bandwidth", rk->nccl.n ? number(aff_pair_bw(t, t->gpus[rk->gpu],
 							   rk->nccl.rail[0])) : NULL);
 	add(o, "note", str_or_null(rk->nccl_note));
@@ -189,11 +233,12 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 		add(n, "pci", str_or_null(d->pci));
 		add(n, "name", str_or_null(r->name));
 		add(n, "netdev", str_or_null(d->netdev));
-		add(n, "port", r->port > 0 ? json_object_new_int(r->port) : NULL);
+		add(n, "port", port_json(r));
+		add(n, "hca", hca_json(r));
 		add(n, "path", json_object_new_string(aff_path_name(
 			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));
-		add(n, "nccl_path", path_json(aff_nccl_path_between(t, t->gpus[rk->gpu],
-								     r->dev)));
+		add(n, "nccl_path", path_json(aff_nccl_rail_path(t, t->gpus[rk->gpu],
+								  rk->rails.rail[i])));
 		add(n, "bandwidth", number(aff_pair_bw(t, t->gpus[rk->gpu],
 						       rk->rails.rail[i])));
 		json_object_array_add(nics, n);
@@ -214,6 +259,29 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 	}
 	add(o, "env", env);
 	return o;
+}
+
+/* The node's rail devices this process can open (live node), else null. */
+static struct json_object *uverbs_json(const struct aff_plan *p)
+{
+	struct json_object *arr;
+	size_t i;
+
+	if (!p->uverbs)
+		return NULL;
+	arr = json_object_new_array();
+	for (i = 0; i < p->nuverbs; i++) {
+		const struct aff_uverbs *u = &p->uverbs[i];
+		struct json_object *o = json_object_new_object();
+		char dev[64];
+
+		snprintf(dev, sizeof(dev), "/dev/infiniband/%s", u->dev);
+		add(o, "hca", json_object_new_string(u->hca));
+		add(o, "device", u->dev[0] ? json_object_new_string(dev) : NULL);
+		add(o, "openable", json_object_new_boolean(u->openable));
+		json_object_array_add(arr, o);
+	}
+	return arr;
 }
 
 struct json_object *aff_plan_to_json(const struct aff_plan *p)
@@ -239,6 +307,7 @@ struct json_object *aff_plan_to_json(const struct aff_plan *p)
 	add(o, "ranks", ranks);
 	add(o, "warnings", warns);
 	add(o, "excluded", excluded_json(p));
+	add(o, "uverbs", uverbs_json(p));
 	return o;
 }
 

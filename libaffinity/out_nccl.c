@@ -244,7 +244,7 @@ static int gpu_elem(const struct xout *x, xmlNode *pci, int dev)
 	const struct aff_topo *t = x->t;
 	const struct aff_dev *d = &t->dev[dev];
 	xmlNode *g = child(pci, "gpu");
-	int i, same = 0, gdr = gdr_known(t);
+	int i, same = 0, gdr = d->gdr >= 0 ? d->gdr : gdr_known(t);
 
 	if (!g)
 		return -ENOMEM;

@@ -32,91 +32,6 @@ static int allowed_set(const struct aff_topo *t, const char *cpus,
 	return 0;
 }
 
-/* "mlx5_0:1" as NCCL_IB_HCA and UCX_NET_DEVICES name a port. */
-static void append_port(char *buf, size_t len, const struct aff_rail *r,
-			const char *name)
-{
-	size_t used = strlen(buf);
-
-	snprintf(buf + used, len - used, "%s%s:%d", used ? "," : "", name,
-		 r->port > 0 ? r->port : 1);
-}
-
-static int set_env(char ***env, size_t *n, const char *name, const char *value)
-{
-	char **p = realloc(*env, (*n + 2) * sizeof(*p));
-
-	if (!p)
-		return -ENOMEM;
-	*env = p;
-	if (asprintf(&p[*n], "%s=%s", name, value) < 0)
-		return -ENOMEM;
-	p[++*n] = NULL;
-	return 0;
-}
-
-static int build_env(const struct aff_plan *p, size_t k, struct aff_rank *rk)
-{
-	const struct aff_topo *t = p->topo;
-	const struct aff_dev *g = &t->dev[t->gpus[rk->gpu]];
-	const struct aff_gident *id = g->gident;
-	char hca[1024] = "", ucx[1024] = "", sock[512] = "", names[1024] = "";
-	char num[32];
-	size_t i, n = 0;
-	int rc = 0;
-
-	for (i = 0; i < rk->rails.n; i++) {
-		const struct aff_rail *r = &t->rail[rk->rails.rail[i]];
-		size_t used = strlen(names);
-
-		snprintf(names + used, sizeof(names) - used, "%s%s",
-			 used ? "," : "", rk->nic_names[i]);
-		if (!r->name)
-			continue;
-		if (r->rdma) {
-			/* A leading '=' makes NCCL match names exactly. */
-			if (!*hca)
-				strcpy(hca, "=");
-			append_port(hca + 1, sizeof(hca) - 1, r, r->name);
-			append_port(ucx, sizeof(ucx), r, r->name);
-		} else {
-			size_t su = strlen(sock);
-
-			snprintf(sock + su, sizeof(sock) - su, "%s%s",
-				 su ? "," : "=", r->name);
-		}
-	}
-	rc |= set_env(&rk->env, &n, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-	if (*hca)
-		rc |= set_env(&rk->env, &n, "NCCL_IB_HCA", hca);
-	if (*sock)
-		rc |= set_env(&rk->env, &n, "NCCL_SOCKET_IFNAME", sock);
-	if (*ucx)
-		rc |= set_env(&rk->env, &n, "UCX_NET_DEVICES", ucx);
-	if (p->flags & AFF_PLAN_ISOLATE_GPU) {
-		snprintf(num, sizeof(num), "%d", rk->gpu);
-		/* A MIG rank sees its instance, as the claim named it. */
-		rc |= set_env(&rk->env, &n, g->vendor == 0x1002 ?
-			      "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES",
-			      rk->mig >= 0 && id ? id->migdev[rk->mig].uuid : num);
-	}
-	snprintf(num, sizeof(num), "%zu", k);
-	rc |= set_env(&rk->env, &n, "RAILBIND_LOCAL_RANK", num);
-	snprintf(num, sizeof(num), "%d", rk->gpu);
-	rc |= set_env(&rk->env, &n, "RAILBIND_GPU_INDEX", num);
-	rc |= set_env(&rk->env, &n, "RAILBIND_GPU", g->pci);
-	if (id && id->uuid)
-		rc |= set_env(&rk->env, &n, "RAILBIND_GPU_UUID", id->uuid);
-	if (rk->mig >= 0 && id)
-		rc |= set_env(&rk->env, &n, "RAILBIND_MIG_UUID", id->migdev[rk->mig].uuid);
-	rc |= set_env(&rk->env, &n, "RAILBIND_NICS", names);
-	rc |= set_env(&rk->env, &n, "RAILBIND_CPUS",
-		      rk->cpus_str ? rk->cpus_str : "");
-	rc |= set_env(&rk->env, &n, "RAILBIND_MEMS",
-		      rk->mems_str ? rk->mems_str : "");
-	return rc ? -ENOMEM : 0;
-}
-
 static int warn_gpu(struct aff_plan *p, const struct aff_rank *rk)
 {
 	const struct aff_topo *t = p->topo;
@@ -160,7 +75,7 @@ static int fill_rank(struct aff_plan *p, size_t k, struct aff_rank *rk)
 
 		rk->nic_names[i] = r->name ? r->name : t->dev[r->dev].pci;
 	}
-	return build_env(p, k, rk);
+	return aff_plan_rank_env_build(p, k, rk);
 }
 
 static void plan_free(struct aff_plan *p)
@@ -195,6 +110,11 @@ static void plan_free(struct aff_plan *p)
 	}
 	free(p->warn);
 	free(p->rank);
+	free(p->nccl_ib_hca);
+	free(p->socket_ifname);
+	free(p->ucx_node);
+	free(p->node_rail);
+	free(p->uverbs);
 	aff_topo_unref(p->topo);
 	free(p);
 }
@@ -231,7 +151,11 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 	for (i = 0; i < n; i++)
 		if (!(cpus[i] = hwloc_bitmap_alloc()))
 			goto out;
-	rc = aff_assign_rails(t, gpu, n, rails);
+	rc = aff_plan_node_env(p);
+	if (!rc)
+		rc = aff_plan_uverbs(p);
+	if (!rc)
+		rc = aff_assign_rails(t, gpu, n, rails);
 	if (!rc)
 		rc = aff_split_cpus(t, gpu, n, allowed, cpus);
 	for (i = 0; i < n && !rc; i++) {

@@ -90,6 +90,13 @@ struct aff_excluded {
 	char *message;
 };
 
+/* plan_uverbs.c: a rail's verbs device and whether this process can open it. */
+struct aff_uverbs {
+	char hca[64];
+	char dev[32];		/* "uverbs3", "" when sysfs names none */
+	bool openable;
+};
+
 struct aff_plan {
 	int refcount;
 	struct aff_topo *topo;
@@ -100,7 +107,30 @@ struct aff_plan {
 	size_t nwarn;
 	struct aff_excluded *excl;
 	size_t nexcl;
+	/* plan_env.c: the node's, the same in every rank's environment */
+	char *nccl_ib_hca;	/* "=mlx5_0:1,...", NULL: no RDMA rail */
+	char *socket_ifname;	/* "=eth2,...", NULL: no Ethernet rail */
+	char *ucx_node;		/* "mlx5_0:1,...", NULL: no RDMA rail */
+	int ucx_rails;		/* entries of ucx_node */
+	bool ucx_per_rank;	/* every rail reaches every peer: the rank's own */
+	bool *node_rail;	/* per topo rail: some GPU of the node is planned on it */
+	struct aff_uverbs *uverbs;	/* live node only, else NULL */
+	size_t nuverbs;
 };
+
+/*
+ * plan_env.c: the node-wide values (before the ranks), then each rank's
+ * environment (after its rails, CPUs and memory).
+ */
+int aff_plan_node_env(struct aff_plan *p);
+int aff_plan_rank_env_build(const struct aff_plan *p, size_t k, struct aff_rank *rk);
+/*
+ * plan_uverbs.c: on a live node, which of the node's rail devices this
+ * process can open (uverbs), and a warning when not all.
+ */
+int aff_plan_uverbs(struct aff_plan *p);
+/* NCCL_IB_HCA or NCCL_SOCKET_IFNAME names the rail (topo->rail index). */
+bool aff_plan_env_lists(const struct aff_plan *p, int rail);
 
 /* plan_judge.c: one more warning of the plan (plan.c's own, and the judge's). */
 int aff_plan_warn(struct aff_plan *p, const char *id, const char *subject,

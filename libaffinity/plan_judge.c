@@ -95,11 +95,14 @@ static int list_excluded(struct aff_plan *p)
 	for (i = 0; i < t->nrail && !rc; i++) {
 		const struct aff_rail *r = &t->rail[i];
 		const char *name = aff_rail_label(t, (int)i), *pci = t->dev[r->dev].pci;
+		int port;
+
+		aff_rail_hca(r, &port);
 
 		if (r->excl == AFF_EXCL_DOWN)
 			snprintf(msg, sizeof(msg),
 				 "%s port %d (%s) is %s, not ACTIVE: NCCL does not use it; check the cable, the switch port and the subnet manager (ibstat %s)",
-				 name, r->port > 0 ? r->port : 1, pci, r->port_state,
+				 name, port > 0 ? port : 1, pci, r->port_state,
 				 name);
 		else if (r->excl == AFF_EXCL_SLOW)
 			snprintf(msg, sizeof(msg),
@@ -107,7 +110,7 @@ static int list_excluded(struct aff_plan *p)
 				 name, pci, r->rate, fastest);
 		else
 			continue;
-		rc = add_excluded(p, name, pci, r->port, aff_excl_name(r->excl), msg);
+		rc = add_excluded(p, name, pci, port, aff_excl_name(r->excl), msg);
 	}
 	for (i = 0; i < t->ndropped && !rc; i++) {
 		const struct aff_dropped *d = &t->dropped[i];
@@ -151,6 +154,31 @@ static int warn_lost(struct aff_plan *p, const struct aff_rank *rk,
 	return aff_plan_warn(p, "slow-rail", g->pci, msg);
 }
 
+/*
+ * NCCL_IB_HCA and NCCL_SOCKET_IFNAME are the node's on every rank
+ * (plan_env.c), so they cannot steer one GPU to its NIC; the topology NCCL
+ * reads, the same in every rank, can. A NIC they leave out NCCL does not
+ * pick at all.
+ */
+static int node_wide_lever(const struct aff_plan *p, struct aff_rank *rk, int rail)
+{
+	const char *var = p->topo->rail[rail].rdma ? "NCCL_IB_HCA" : "NCCL_SOCKET_IFNAME";
+	char *s;
+	int n;
+
+	if (aff_plan_env_lists(p, rail))
+		n = asprintf(&s, "%s; %s is the same on every rank and does not choose a GPU's NIC: for NCCL to pair them as the plan does, give every rank the node's topology, NCCL_TOPO_FILE=FILE from railbind nccl-topo > FILE (or railbindd's nccl-topo-file)",
+			     rk->nccl_note, var);
+	else
+		n = asprintf(&s, "%s; %s leaves %s out, so NCCL picks among the plan's rails",
+			     rk->nccl_note, var, aff_rail_label(p->topo, rail));
+	if (n < 0)
+		return -ENOMEM;
+	free(rk->nccl_note);
+	rk->nccl_note = s;
+	return 0;
+}
+
 /* One line: why the plan's NIC is not the one NCCL would take. */
 static int nccl_note(const struct aff_plan *p, struct aff_rank *rk,
 		     const struct aff_cand *n0, const struct aff_key *mine)
@@ -181,7 +209,7 @@ static int nccl_note(const struct aff_plan *p, struct aff_rank *rk,
 		rk->nccl_note = NULL;
 		return -ENOMEM;
 	}
-	return 0;
+	return r->excl == AFF_EXCL_SLOW ? 0 : node_wide_lever(p, rk, n0->rail);
 }
 
 static int judge_rank(struct aff_plan *p, const struct aff_ranker *rkr,

@@ -105,6 +105,21 @@ static unsigned long long guid_of(const char *s)
 	return v;
 }
 
+/*
+ * The subnet prefix of a GID hwloc reports ("fe80:0000:0000:0000:248a:..."):
+ * its first four groups, 0 for anything else.
+ */
+static unsigned long long gid_prefix(const char *s)
+{
+	char head[20];
+
+	if (!s || strlen(s) != 39 || s[19] != ':')
+		return 0;
+	memcpy(head, s, 19);
+	head[19] = '\0';
+	return guid_of(head);
+}
+
 /* N of an info "PortNState" or "RailbindPortNState", else 0. */
 static int state_port(const char *name)
 {
@@ -143,6 +158,8 @@ static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
 	}
 	snprintf(key, sizeof(key), "RailbindPort%dRate", port);
 	t->rail[r].rate = info_double(os, key);
+	snprintf(key, sizeof(key), "Port%dGID0", port);
+	t->rail[r].subnet = gid_prefix(info(os, key));
 	return r;
 }
 

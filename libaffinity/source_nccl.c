@@ -61,9 +61,47 @@ static int parse_hexattr(const struct nccl_load *l, const xmlNode *n,
 	return *out < 0 ? -EINVAL : 0;
 }
 
+/*
+ * The verbs name and port of an NCCL net, which NCCL_IB_HCA is matched
+ * against (src/transport/net_ib/init.cc): NCCL names a ConnectX-8 Data
+ * Direct path "<dev>_dma", and writes a port as the verbs port plus its
+ * "real port", the count of the devices before it in its (PCI) order that
+ * share its PCI device, functions and (NCCL_IB_MERGE_VFS=1, the default)
+ * virtual functions merged. Those devices are the nets written before it in
+ * the same <nic>: the second function of a dual-port card (port="2") is
+ * verbs port 1, a single function's second port (port="3") is verbs port 2.
+ * A file whose ports were never so raised (older NCCL, hand-written) keeps
+ * what it says where taking the index off would leave no port.
+ */
+static int set_hca(struct aff_rail *r, const char *name, int before)
+{
+	size_t len = strlen(name);
+
+	if (len > 4 && !strcmp(name + len - 4, "_dma") &&
+	    !(r->hca = strndup(name, len - 4)))
+		return -ENOMEM;
+	if (r->port > before)
+		r->hca_port = r->port - before;
+	return 0;
+}
+
+/*
+ * A verbs device has a real node GUID (an EUI-64, vendor bits set); NCCL's
+ * socket transport and the OFI plugin write the device index instead.
+ * GPUDirect support (gdr="1") is RDMA whatever the GUID: AWS's EFA is
+ * numbered so. A hand-trimmed file may carry neither: a net named as an
+ * RDMA driver names its devices (mlx5_bond_0) is one, on whatever function.
+ */
+static bool net_is_rdma(unsigned long long guid, const char *gdr, const char *name)
+{
+	return guid > 0xffffffffull || (gdr && atoi(gdr) == 1) ||
+	       aff_is_verbs_name(name);
+}
+
 static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 {
 	const xmlNode *c;
+	int before = 0;
 
 	for (c = nic->children; c; c = c->next) {
 		char *name, *port, *guid, *speed, *gdr;
@@ -84,14 +122,10 @@ static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 		g = guid ? strtoull(guid, NULL, 0) : 0;
 		gdr = attr(l, c, "gdr");
 		speed = attr(l, c, "speed");
-		/*
-		 * A verbs device has a real node GUID (an EUI-64, vendor bits
-		 * set); NCCL's socket transport and the OFI plugin write the
-		 * device index instead. GPUDirect support (gdr="1") is RDMA
-		 * whatever the GUID: AWS's EFA is numbered so.
-		 */
-		rdma = g > 0xffffffffull || (gdr && atoi(gdr) == 1);
+		rdma = net_is_rdma(g, gdr, name);
 		r = aff_topo_add_rail(l->t, dev, name, portno, rdma);
+		if (r >= 0 && rdma && set_hca(&l->t->rail[r], name, before++) < 0)
+			r = -ENOMEM;
 		free(name);
 		free(port);
 		free(guid);
@@ -134,7 +168,12 @@ static int walk_children(struct nccl_load *l, const xmlNode *n, int dev)
 			l->t->dev[dev].has_net = true;
 			rc = add_nets(l, c, dev);
 		} else if (is(c, "gpu")) {
+			char *gdr = attr(l, c, "gdr");
+
 			l->t->dev[dev].has_gpu_osdev = true;
+			if (gdr)
+				l->t->dev[dev].gdr = atoi(gdr) != 0;
+			free(gdr);
 			rc = 0;
 		} else {
 			rc = 0;

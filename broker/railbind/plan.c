@@ -11,6 +11,7 @@ enum {
 	OPT_CPUS = 0x200,
 	OPT_VISIBLE,
 	OPT_ISOLATE,
+	OPT_RAIL_IDS,
 };
 
 /* "mlx5_0(PIX),mlx4_0:2(PIX)": a rank's rails, primary first, the port when
@@ -114,6 +115,9 @@ static const struct rb_opt opts[] = {
 	  "                     (MIG-..., one rank each, on the instance's GPU)\n" },
 	{ OPT_ISOLATE, no_argument, "isolate-gpu",
 	  "      --isolate-gpu  also set CUDA_VISIBLE_DEVICES/ROCR_VISIBLE_DEVICES\n" },
+	{ OPT_RAIL_IDS, no_argument, "nccl-rail-ids",
+	  "      --nccl-rail-ids  NCCL_IB_HCA entries as HCA:PORT:RAIL, rail membership\n"
+	  "                     NCCL 2.30 and later read (rail k: the node's k-th rail)\n" },
 	{ 0 }
 };
 
@@ -125,6 +129,8 @@ static int own_opt(int c, const char *arg, void *data)
 		spec->allowed_cpus = arg;
 	else if (c == OPT_VISIBLE)
 		spec->visible_gpus = arg;
+	else if (c == OPT_RAIL_IDS)
+		spec->flags |= AFF_PLAN_NCCL_RAIL_IDS;
 	else
 		spec->flags |= AFF_PLAN_ISOLATE_GPU;
 	return 0;

@@ -206,6 +206,11 @@ def test_concurrent(tmp, b):
         if line != want:
             wrong.append("j%d/%d: %r, expected %r" % (job, rank, line, want))
     check(not wrong, "each client got its rank's plan: " + "; ".join(wrong[:3]))
+    # One NCCL_IB_HCA for the node from the broker, every job and rank: the
+    # eight compute rails (issue 24), not a rank's own.
+    hcas = {line.split("|")[3] for line in lines.values()}
+    check(hcas == {"=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1"},
+          "every rank got the node's NCCL_IB_HCA from the broker: %s" % sorted(hcas))
     for job in range(8):
         cpus = [cpulist(lines[(job, r)].split("|")[2]) for r in range(8)]
         gpus = [lines[(job, r)].split("|")[1] for r in range(8)]

@@ -128,7 +128,13 @@ jq_check "$P" 'all(.ranks[].nics[]; has("pci") and has("name") and has("netdev")
 jq_check "$P" '[.ranks[] | .nics[0].name] == ["mlx5_0","mlx5_3","mlx5_4","mlx5_5","mlx5_6","mlx5_9","mlx5_10","mlx5_11"]' \
 	"each GPU's own-switch NIC"
 jq_check "$P" 'all(.ranks[].nics[]; .path == "PIX")' "all PIX"
-jq_check "$P" '.ranks[1].env.NCCL_IB_HCA == "=mlx5_3:1"' "NCCL_IB_HCA exact form"
+# One NCCL_IB_HCA for the node, exact form, on every rank (issue 24: NCCL
+# needs one view of the node); the storage pair mlx5_1,2,7,8 is no rail.
+jq_check "$P" 'all(.ranks[]; .env.NCCL_IB_HCA == "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1")' \
+	"NCCL_IB_HCA: the node's rail ports, exact form, every rank"
+jq_check "$P" '.ranks[1].env.RAILBIND_NICS == "mlx5_3"' "RAILBIND_NICS: the rank's own rail"
+jq_check "$P" 'all(.ranks[]; .env.UCX_NET_DEVICES == (.env.NCCL_IB_HCA | ltrimstr("=")) and .env.UCX_MAX_RNDV_RAILS == "1")' \
+	"UCX: the node's rails, one a transfer (no subnet prefix known)"
 jq_check "$P" 'all(.ranks[]; .env.CUDA_DEVICE_ORDER == "PCI_BUS_ID")' "CUDA_DEVICE_ORDER"
 jq_check "$P" 'all(.ranks[]; .env | has("CUDA_VISIBLE_DEVICES") | not)' \
 	"no CUDA_VISIBLE_DEVICES without --isolate-gpu"
@@ -236,6 +242,18 @@ else bad "run --timeout 0 not refused as usage (rc=$rc)"; fi
 run run --timeout 5000 --socket "$tmp/none.sock" --input "$FIX/dgx-h100.xml" --rank 0 --no-bind -v -- /bin/echo ran
 if [ "$rc" -eq 0 ] && grep -q '^ran$' "$tmp/out" && grep -q 'source local' "$tmp/err"; then ok
 else bad "run --timeout with no broker falls back (rc=$rc)"; fi
+
+# --nccl-rail-ids: NCCL 2.30's HCA:PORT:RAIL, rail k the node's k-th; off by default.
+run plan --input "$FIX/dgx-h100.xml" --json --nccl-rail-ids
+if [ "$rc" -eq 0 ] && jq -e 'all(.ranks[]; .env.NCCL_IB_HCA == "=mlx5_0:1:0,mlx5_3:1:1,mlx5_4:1:2,mlx5_5:1:3,mlx5_6:1:4,mlx5_9:1:5,mlx5_10:1:6,mlx5_11:1:7")' "$tmp/out" >/dev/null &&
+   ! jq -e 'any(.ranks[]; .env.NCCL_IB_HCA | test(":[0-9]+:"))' "$P" >/dev/null; then ok
+else bad "plan --nccl-rail-ids: $(jq -c '.ranks[0].env.NCCL_IB_HCA' "$tmp/out" 2>/dev/null) (rc=$rc)"; fi
+
+# railbind run gives the rank the plan's environment: the node's NCCL_IB_HCA.
+run run --socket "$tmp/none.sock" --input "$FIX/dgx-h100.xml" --rank 5 --no-bind -- /bin/sh -c 'echo "$NCCL_IB_HCA|$RAILBIND_NICS|$UCX_NET_DEVICES"'
+want="$(jq -r '.ranks[5].env | "\(.NCCL_IB_HCA)|\(.RAILBIND_NICS)|\(.UCX_NET_DEVICES)"' "$P")"
+if [ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$want" ] && [ "$want" != "${want#=mlx5_0:1,}" ]; then ok
+else bad "run --rank 5: env '$(cat "$tmp/out")', plan's '$want' (rc=$rc)"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

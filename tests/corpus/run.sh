@@ -10,7 +10,13 @@
 #  3. on every file, each rank's primary rail is one NCCL ranks best for its
 #     GPU on its own (the plan's nccl.nics), or the plan says why not in
 #     one line naming a virtual interface; no rail the plan leaves out is
-#     planned; every left-out NIC is named once on stderr.
+#     planned; every left-out NIC is named once on stderr;
+#  4. on every file and every fixture (tests/fixtures, built), every rank
+#     carries the same NCCL_IB_HCA, naming exactly the plan's rail ports by
+#     verbs name and port; NCCL's own selection rule applied to it
+#     (env-check.jq) selects each GPU's rails and picks its planned NIC,
+#     or the plan's note says why not; no NCCL_SOCKET_IFNAME names an RDMA
+#     device. Named machines' strings are checked by hand below.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -20,13 +26,38 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
+fixtures=${RAILBIND_FIXTURES:-$(dirname "$RAILBIND")/fixtures}
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
+# 4. The environment of the plan in $2 (of file $1), as NCCL reads it.
+env_check() {
+	if ! "$RAILBIND" topo --json -i "$1" > "$tmp/envtopo.json" 2>/dev/null; then
+		bad "topo $1 fails where plan did not"
+		return
+	fi
+	jq -r --slurpfile topo "$tmp/envtopo.json" -f "$here/env-check.jq" "$2" > "$tmp/envres" 2>&1
+	if [ $? -eq 0 ] && [ ! -s "$tmp/envres" ]; then
+		ok
+	else
+		bad "env $1: $(head -n 3 "$tmp/envres" | tr '\n' ';')"
+	fi
+}
+
+nfix=0
+for f in "$fixtures"/*.xml; do
+	[ -f "$f" ] || continue
+	nfix=$((nfix + 1))
+	"$RAILBIND" plan --json -i "$f" > "$tmp/fix.json" 2>/dev/null || continue
+	env_check "$f" "$tmp/fix.json"
+done
+[ $nfix -gt 0 ] || bad "no fixture in $fixtures (make fixtures)"
+
 if [ ! -d "$corpus" ]; then
-	echo "corpus: $corpus not found, skipping (set RAILBIND_TOPOLOGIES)"
-	echo "0 passed, 0 failed, 1 skipped"
-	exit 0
+	echo "corpus: $corpus not found, skipping it (set RAILBIND_TOPOLOGIES)"
+	echo "$pass passed, $fail failed, 1 skipped"
+	[ $fail -eq 0 ]
+	exit
 fi
 
 # 1. Load or refuse clearly, never crash.
@@ -61,6 +92,7 @@ while read -r f; do
 			else
 				ok
 			fi
+			env_check "$f" "$tmp/out"
 		elif [ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
 		     grep -qF "$f" "$tmp/err"; then
 			ok
@@ -69,6 +101,44 @@ while read -r f; do
 		fi
 	done
 done < "$tmp/files"
+
+# 4, by hand. A dual-port ConnectX-7's second function, written port="2" by
+# NCCL (its real-port index added), is verbs port 1; ConnectX-8 Data Direct
+# nets are written <dev>_dma, NCCL_IB_HCA takes the verbs name.
+hca_of() {
+	"$RAILBIND" plan --json -i "$corpus/$1" 2>/dev/null | jq -r '[.ranks[].env.NCCL_IB_HCA] | unique | .[]'
+}
+if [ -f "$corpus/oci-hpc/H100-topology.xml" ]; then
+	h=$(hca_of oci-hpc/H100-topology.xml)
+	case ",${h#=}," in
+	*,mlx5_0:1,mlx5_1:1,*) case "$h" in *:2*) bad "H100-topology.xml: a :2 port in $h" ;; *) ok ;; esac ;;
+	*) bad "H100-topology.xml: NCCL_IB_HCA $h lacks mlx5_0:1,mlx5_1:1" ;;
+	esac
+fi
+if [ -f "$corpus/oci-hpc/GB300MP.xml" ]; then
+	h=$(hca_of oci-hpc/GB300MP.xml)
+	[ "$h" = "=rdma_vf_rail1:1,rdma_vf_rail0:1,rdma_vf_rail3:1,rdma_vf_rail2:1" ] && ok ||
+		bad "GB300MP.xml: NCCL_IB_HCA $h, expected the four rdma_vf_rail ports without _dma"
+fi
+
+# hwloc's Port1GID0 gives each port's subnet prefix; all on the default
+# fe80:: tells no rail-only fabric from one fabric: UCX gets the node's
+# rails and one rail a transfer.
+f="$corpus/psmgmt/topo.jwb0004.xml"
+if [ -f "$f" ]; then
+	"$RAILBIND" topo --json -i "$f" 2>/dev/null | jq -e '[.nics[].subnet] == ["fe80:0000:0000:0000","fe80:0000:0000:0000","fe80:0000:0000:0000","fe80:0000:0000:0000"]' > /dev/null &&
+	"$RAILBIND" plan --json -i "$f" 2>/dev/null | jq -e 'all(.ranks[]; .env.UCX_NET_DEVICES == "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1" and .env.UCX_MAX_RNDV_RAILS == "1")' > /dev/null && ok ||
+		bad "topo.jwb0004.xml: subnet prefixes or UCX_NET_DEVICES not the node's"
+fi
+
+# An NCCL file's link attributes are the maxima: the audit says so rather
+# than that the file has none.
+if [ -f "$corpus/oci-hpc/H100-topology.xml" ]; then
+	"$RAILBIND" audit --json -i "$corpus/oci-hpc/H100-topology.xml" 2>/dev/null |
+		jq -e '[.. | objects | select(.id? == "link-downtrained") | .reason // ""] |
+			any(test("maximum")) and (any(test("has no PCIe link")) | not)' > /dev/null && ok ||
+		bad "audit H100-topology.xml: link-downtrained does not say the links are maxima"
+fi
 
 # 2. Pairings of EXPECTED.md.
 grep -v '^#' "$here/expected-pairs.txt" | awk '{print $1}' | sort -u > "$tmp/machines"

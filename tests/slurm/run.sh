@@ -211,6 +211,13 @@ step verbose -n 2 --railbind=verbose
 expect "srun -n 2 --railbind=verbose succeeds" $rc
 bound verbose 0 "$tmp/plan.json"
 bound verbose 1 "$tmp/plan.json"
+# One NCCL_IB_HCA for the node in both tasks, the plan's (issue 24), and a
+# claim of one GPU does not change it.
+h0=$(sed -n 's/^NCCL_IB_HCA=//p' "$tmp/out/verbose/env.0" 2>/dev/null)
+h1=$(sed -n 's/^NCCL_IB_HCA=//p' "$tmp/out/verbose/env.1" 2>/dev/null)
+[ "$h0" = "=mlx5_1:1,mlx5_0:1" ] && [ "$h1" = "$h0" ] &&
+	[ "$(jq -r '.ranks[0].env.NCCL_IB_HCA' "$tmp/plan-visible1.json")" = "$h0" ]
+expect "both tasks get the node's NCCL_IB_HCA =mlx5_1:1,mlx5_0:1 (got '$h0', '$h1')" $?
 n=$(printf '%s\n' "$err" | grep -c '^railbind: task [01] of 2: rank [01] gpu .* source local')
 expect "--railbind=verbose: one line per task on srun's stderr" $(($n != 2))
 

@@ -6,6 +6,9 @@
  */
 #include <json-c/json.h>
 
+#include <ftw.h>
+#include <sys/stat.h>
+
 #include "fixture.h"
 
 static size_t rank_of(const struct aff_plan *p, const char *pci)
@@ -211,14 +214,19 @@ static void test_env(void **state)
 	struct aff_plan_spec spec = { .flags = AFF_PLAN_ISOLATE_GPU };
 	struct aff_topo *t = fx_load("dgx-h100");
 	struct aff_plan *p = fx_plan(t, NULL), *iso;
+	/* The node's eight compute rails on every rank, not the storage pair. */
+	const char *node = "=mlx5_0:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_9:1,mlx5_10:1,mlx5_11:1";
 	char want[64];
-	size_t r;
+	size_t r, n;
 
 	(void)state;
 	for (r = 0; r < 8; r++) {
-		snprintf(want, sizeof(want), "=%s:1", dgx[r].nic);
-		assert_string_equal(fx_env(p, r, "NCCL_IB_HCA"), want);
-		assert_string_equal(fx_env(p, r, "UCX_NET_DEVICES"), want + 1);
+		assert_string_equal(fx_env(p, r, "NCCL_IB_HCA"), node);
+		/* No subnet prefix known: the node's list, one rail a transfer. */
+		assert_string_equal(fx_env(p, r, "UCX_NET_DEVICES"), node + 1);
+		assert_string_equal(fx_env(p, r, "UCX_MAX_RNDV_RAILS"), "1");
+		assert_null(fx_env(p, r, "NCCL_SOCKET_IFNAME"));
+		assert_string_equal(fx_env(p, r, "RAILBIND_NICS"), dgx[r].nic);
 		assert_string_equal(fx_env(p, r, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
 		assert_null(fx_env(p, r, "CUDA_VISIBLE_DEVICES"));
 		assert_null(fx_env(p, r, "ROCR_VISIBLE_DEVICES"));
@@ -234,11 +242,21 @@ static void test_env(void **state)
 	aff_plan_unref(p);
 	aff_topo_unref(t);
 
-	/* p5: four ports in one list, primary first; AMD: ROCR_... */
+	/*
+	 * p5: its 32 EFA ports in NCCL_IB_HCA (NCCL's limit, exactly), the
+	 * rank's own four in RAILBIND_NICS, primary first; AMD: ROCR_...
+	 */
 	t = fx_load("p5");
 	p = fx_plan(t, NULL);
-	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"),
-			    "=rdmap79s0:1,rdmap80s0:1,rdmap81s0:1,rdmap82s0:1");
+	assert_non_null(strstr(fx_env(p, 0, "NCCL_IB_HCA"), "=rdmap79s0:1,rdmap80s0:1,"));
+	assert_non_null(strstr(fx_env(p, 0, "NCCL_IB_HCA"), ",rdmap201s0:1"));
+	assert_string_equal(fx_env(p, 7, "NCCL_IB_HCA"), fx_env(p, 0, "NCCL_IB_HCA"));
+	for (r = 0, n = 0; fx_env(p, 0, "NCCL_IB_HCA")[r]; r++)
+		n += fx_env(p, 0, "NCCL_IB_HCA")[r] == ',';
+	assert_int_equal(n + 1, 32);
+	assert_int_equal(p->nwarn, 0);
+	assert_string_equal(fx_env(p, 0, "RAILBIND_NICS"),
+			    "rdmap79s0,rdmap80s0,rdmap81s0,rdmap82s0");
 	aff_plan_unref(p);
 	aff_topo_unref(t);
 	t = fx_load("amd-nps4");
@@ -319,6 +337,112 @@ static void test_plan_json(void **state)
 	aff_topo_unref(t);
 }
 
+/*
+ * UCX_NET_DEVICES is the rank's own rail only where every rail is on one
+ * configured IB subnet prefix (UCX's reachability test, ib_iface.c); the
+ * default fe80:: proves nothing, and one rail elsewhere makes it the node's.
+ */
+static void test_ucx_subnet(void **state)
+{
+	struct aff_topo *t = fx_load("dgx-h100");
+	struct aff_plan *p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < t->nrail; i++)
+		t->rail[i].subnet = 0xfec0000000000001ull;
+	p = fx_plan(t, NULL);
+	assert_string_equal(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx5_3:1");
+	assert_null(fx_env(p, 1, "UCX_MAX_RNDV_RAILS"));
+	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), fx_env(p, 0, "NCCL_IB_HCA"));
+	aff_plan_unref(p);
+	t->rail[fx_rail(t, "mlx5_9")].subnet = 0xfec0000000000002ull;
+	p = fx_plan(t, NULL);
+	assert_string_equal(fx_env(p, 1, "UCX_MAX_RNDV_RAILS"), "1");
+	assert_non_null(strstr(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx5_0:1,mlx5_3:1,"));
+	aff_plan_unref(p);
+	for (i = 0; i < t->nrail; i++)
+		t->rail[i].subnet = 0xfe80000000000000ull;
+	p = fx_plan(t, NULL);
+	assert_string_equal(fx_env(p, 1, "UCX_MAX_RNDV_RAILS"), "1");
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
+static void mkdirs(const char *root, const char *rel)
+{
+	char path[4096], *s;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (s = path + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/*
+ * A pod that exposes only some rails' uverbs devices: the plan lists what
+ * the process can open and warns, the variables stay the node's.
+ */
+static void test_uverbs_hidden(void **state)
+{
+	struct aff_topo *t = fx_load("dgx-h100");
+	struct aff_plan *p;
+	char root[256], dir[300], path[512];
+	const char *rails[] = { "mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6",
+				"mlx5_9", "mlx5_10", "mlx5_11" };
+	size_t i;
+
+	(void)state;
+	fx_mkdtemp(root, sizeof(root));
+	mkdirs(root, "dev/infiniband");
+	snprintf(dir, sizeof(dir), "%s/dev/infiniband", root);
+	for (i = 0; i < 8; i++) {
+		char rel[128];
+
+		snprintf(rel, sizeof(rel), "sys/class/infiniband/%s/device/infiniband_verbs/uverbs%zu",
+			 rails[i], i);
+		mkdirs(root, rel);
+		/* Every device but mlx5_3's (uverbs1) is in the pod. */
+		if (i != 1) {
+			snprintf(rel, sizeof(rel), "uverbs%zu", i);
+			fx_write(dir, rel, "", path, sizeof(path));
+		}
+	}
+	free(t->ctx->root);
+	t->ctx->root = strdup(root);
+	t->src = AFF_SRC_LIVE;
+	p = fx_plan(t, NULL);
+	assert_int_equal(p->nuverbs, 8);
+	for (i = 0; i < 8; i++) {
+		assert_string_equal(p->uverbs[i].hca, rails[i]);
+		assert_int_equal(p->uverbs[i].openable, i != 1);
+	}
+	assert_int_equal(p->nwarn, 1);
+	assert_string_equal(p->warn[0].id, "rails-hidden");
+	assert_non_null(strstr(p->warn[0].message, "7 of the node's 8"));
+	assert_non_null(strstr(p->warn[0].message, "mlx5_3 uverbs1"));
+	assert_non_null(strstr(fx_env(p, 0, "NCCL_IB_HCA"), "mlx5_3:1"));
+	aff_plan_unref(p);
+	t->src = AFF_SRC_HWLOC;
+	p = fx_plan(t, NULL);
+	assert_null(p->uverbs);
+	assert_int_equal(p->nwarn, 0);
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +456,8 @@ int main(void)
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_plan_json),
+		cmocka_unit_test(test_ucx_subnet),
+		cmocka_unit_test(test_uverbs_hidden),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -358,6 +358,122 @@ static void test_cpumask(void **state)
 	hwloc_bitmap_free(set);
 }
 
+/* A GPU and a Mellanox function with the nets given, each on its own CPU. */
+#define NODE(bus, nets) \
+	" <cpu numaid=\"" bus "\" affinity=\"0000000" bus "\" arch=\"x86_64\">\n" \
+	"  <pci busid=\"0000:" bus "0:00.0\" class=\"0x060400\">\n" \
+	"   " GPU(bus "1:00") \
+	"   <pci busid=\"0000:" bus "2:00.0\" class=\"0x020700\" vendor=\"0x15b3\">\n" \
+	"    <nic>" nets "</nic></pci>\n" \
+	"  </pci>\n" \
+	" </cpu>\n"
+
+static void expect_hca(const struct aff_topo *t, const char *name,
+		       const char *verbs, int port)
+{
+	const struct aff_rail *r = &t->rail[fx_rail(t, name)];
+	int got;
+
+	assert_true(r->rdma);
+	assert_string_equal(aff_rail_hca(r, &got), verbs);
+	assert_int_equal(got, port);
+}
+
+/*
+ * NCCL's spelling undone (src/transport/net_ib/init.cc): a port is the
+ * verbs port plus the count of earlier devices of its PCI device, a Data
+ * Direct device is <dev>_dma; a net with neither GUID nor gdr, named as a
+ * verbs device, is RDMA. NCCL_IB_HCA names the verbs ports, the same on
+ * every rank, and NCCL_SOCKET_IFNAME no RDMA device.
+ */
+static void test_verbs_names(void **state)
+{
+	struct aff_topo *t = load_text(*state,
+		"<system version=\"1\">\n"
+		/* Two functions of a dual-port card, NCCL's XML: 1, 2. */
+		NODE("1", "<net name=\"mlx5_0\" dev=\"0\" port=\"1\" guid=\"0x9a70500003ae6d94\"/>"
+			  "<net name=\"mlx5_1\" dev=\"1\" port=\"2\" guid=\"0x9a70500003ae6d94\"/>")
+		/* One function, both ports: 1, then 2 + 1. */
+		NODE("2", "<net name=\"mlx5_2\" dev=\"2\" port=\"1\" guid=\"0x9a70500003ae6d95\"/>"
+			  "<net name=\"mlx5_2\" dev=\"3\" port=\"3\" guid=\"0x9a70500003ae6d95\"/>")
+		/* Data Direct, and a hand-trimmed bond with no guid. */
+		NODE("3", "<net name=\"rdma_vf_rail1_dma\" dev=\"4\" port=\"1\" guid=\"0x7e9cf00003499ee8\" gdr=\"1\"/>")
+		NODE("4", "<net name=\"mlx5_bond_0\" dev=\"5\"/>")
+		/* Written by an NCCL that never added the index: kept. */
+		NODE("5", "<net name=\"mlx5_7\" port=\"1\" guid=\"0x9a70500003ae6d96\"/>"
+			  "<net name=\"mlx5_8\" port=\"1\" guid=\"0x9a70500003ae6d96\"/>")
+		"</system>\n");
+	struct aff_plan *p;
+	size_t r;
+
+	expect_hca(t, "mlx5_0", "mlx5_0", 1);
+	expect_hca(t, "mlx5_1", "mlx5_1", 1);
+	expect_hca(t, "rdma_vf_rail1_dma", "rdma_vf_rail1", 1);
+	expect_hca(t, "mlx5_bond_0", "mlx5_bond_0", 0);
+	expect_hca(t, "mlx5_7", "mlx5_7", 1);
+	expect_hca(t, "mlx5_8", "mlx5_8", 1);
+	/* The source's own spelling stays (railbind nccl-topo writes it back). */
+	assert_int_equal(t->rail[fx_rail(t, "mlx5_1")].port, 2);
+	assert_string_equal(t->rail[fx_rail(t, "rdma_vf_rail1_dma")].name, "rdma_vf_rail1_dma");
+	for (r = 0; r < t->nrail; r++)
+		if (t->rail[r].port == 3)
+			assert_int_equal(t->rail[r].hca_port, 2);
+	p = fx_plan(t, NULL);
+	assert_int_equal(aff_plan_rank_count(p), 5);
+	for (r = 0; r < 5; r++) {
+		assert_string_equal(fx_env(p, r, "NCCL_IB_HCA"),
+				    "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_2:2,rdma_vf_rail1:1,mlx5_bond_0,mlx5_7:1,mlx5_8:1");
+		assert_null(fx_env(p, r, "NCCL_SOCKET_IFNAME"));
+	}
+	assert_string_equal(fx_env(p, 3, "RAILBIND_NICS"), "mlx5_bond_0");
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
+/*
+ * A virtual NIC (no PCI device) NCCL would take on its own: the plan keeps
+ * the PCI NIC and leaves the virtual one out of NCCL_IB_HCA, which is how
+ * NCCL is kept off it, and the note says so.
+ */
+static void test_virtual_left_out(void **state)
+{
+	struct aff_topo *t = load_text(*state,
+		"<system version=\"1\">\n"
+		" <cpu numaid=\"0\" affinity=\"000000ff\" arch=\"x86_64\">\n"
+		"  <nic><net name=\"mlx5_9\" port=\"1\" speed=\"400000\" guid=\"0x9a70500003ae6d99\"/></nic>\n"
+		"  <pci busid=\"0000:01:00.0\" class=\"0x060400\">\n"
+		"   " GPU("02:00")
+		"   <pci busid=\"0000:03:00.0\" class=\"0x020700\" vendor=\"0x15b3\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
+		"    <nic><net name=\"mlx5_0\" port=\"1\" speed=\"200000\" guid=\"0x9a70500003ae6d94\"/></nic></pci>\n"
+		"  </pci>\n"
+		" </cpu>\n"
+		"</system>\n");
+	struct aff_plan *p = fx_plan(t, NULL);
+
+	assert_string_equal(aff_plan_rank_nic(p, 0, 0), "mlx5_0");
+	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx5_0:1");
+	assert_non_null(p->rank[0].nccl_note);
+	assert_non_null(strstr(p->rank[0].nccl_note, "NCCL_IB_HCA leaves mlx5_9 out"));
+	aff_plan_unref(p);
+	aff_topo_unref(t);
+}
+
+/* gdr="0" (GPUDirect RDMA off): NCCL stages through the CPU, PHB not PIX. */
+static void test_gdr_off(void **state)
+{
+	struct aff_topo *t = load_text(*state,
+		"<system version=\"1\">\n"
+		NODE("1", "<net name=\"mlx5_0\" port=\"1\" guid=\"0x9a70500003ae6d94\" gdr=\"0\"/>")
+		NODE("2", "<net name=\"mlx5_1\" port=\"1\" guid=\"0x9a70500003ae6d95\" gdr=\"1\"/>")
+		"</system>\n");
+	size_t r0 = fx_rail(t, "mlx5_0"), r1 = fx_rail(t, "mlx5_1");
+
+	assert_int_equal(aff_nccl_path_between(t, t->gpus[0], t->rail[r0].dev), AFF_PATH_PIX);
+	assert_int_equal(aff_nccl_rail_path(t, t->gpus[0], (int)r0), AFF_PATH_PHB);
+	assert_int_equal(aff_nccl_rail_path(t, t->gpus[1], (int)r1), AFF_PATH_PIX);
+	aff_topo_unref(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +486,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_numaid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_require_gpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_verbs_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtual_left_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gdr_off, setup, teardown),
 		cmocka_unit_test(test_cpumask),
 	};
 

@@ -69,35 +69,22 @@ static struct aff_topo *load_via_nccl(const struct aff_topo *t, char *dir, size_
 	return back;
 }
 
-static bool same_nic(const struct aff_topo *a, const struct aff_rail *x, const struct aff_topo *b,
-		     const struct aff_rail *y)
-{
-	return !strcmp(a->dev[x->dev].pci, b->dev[y->dev].pci) &&
-	       !strcmp(x->name ? x->name : "", y->name ? y->name : "");
-}
-
 /*
- * The rail of t that is rail r of topology from: same PCI address and name,
- * and among the ports of that device the same one in port order. Not the
- * port number: NCCL's XML writes a port as the verbs port plus its index on
- * the PCI device, which an import may keep or undo.
+ * The rail of t that is rail r of topology from: same PCI address, verbs
+ * port (an NCCL file writes NCCL's), name.
  */
 static int rail_at(const struct aff_topo *t, const struct aff_topo *from,
 		   const struct aff_rail *r)
 {
-	size_t i, k = 0;
+	const char *pci = from->dev[r->dev].pci;
+	int want, port;
+	size_t i;
 
-	/* A port not ACTIVE is in no NCCL file: only its own number finds it. */
-	for (i = 0; r->excl == AFF_EXCL_DOWN && i < t->nrail; i++)
-		if (same_nic(t, &t->rail[i], from, r) && t->rail[i].port == r->port)
-			return (int)i;
-	if (r->excl == AFF_EXCL_DOWN)
-		return -1;
-	for (i = 0; &from->rail[i] != r; i++)
-		if (same_nic(from, &from->rail[i], from, r) && from->rail[i].excl != AFF_EXCL_DOWN)
-			k++;
+	aff_rail_hca(r, &want);
 	for (i = 0; i < t->nrail; i++)
-		if (same_nic(t, &t->rail[i], from, r) && !k--)
+		if (!strcmp(t->dev[t->rail[i].dev].pci, pci) &&
+		    (aff_rail_hca(&t->rail[i], &port), port == want) &&
+		    !strcmp(t->rail[i].name ? t->rail[i].name : "", r->name ? r->name : ""))
 			return (int)i;
 	return -1;
 }
@@ -199,14 +186,18 @@ static void test_rail_down(void **state)
 	/* GPU 0: its switch's mlx5_0 is down; the nearest live port. */
 	assert_string_equal(aff_plan_rank_nic(p, 0, 0), "mlx4_0");
 	assert_int_equal(t->rail[p->rank[0].rails.rail[0]].port, 2);
-	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx4_0:2");
+	/* Every rank: the node's live rail ports, never a down one. */
+	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 0, "RAILBIND_NICS"), "mlx4_0");
 	assert_int_equal(p->rank[0].lost.n, 1);
 	assert_string_equal(aff_topo_nic_name(t, (size_t)p->rank[0].lost.rail[0]), "mlx5_0");
 	/* GPU 1: port 2 of its own card, never the down port 1. */
-	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx4_0:2");
-	assert_string_equal(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx4_0:2");
+	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 1, "UCX_NET_DEVICES"), "mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 1, "RAILBIND_NICS"), "mlx4_0");
 	assert_int_equal(p->rank[1].lost.n, 0);
-	assert_string_equal(fx_env(p, 2, "NCCL_IB_HCA"), "=mlx5_2:1");
+	assert_string_equal(fx_env(p, 2, "NCCL_IB_HCA"), "=mlx4_0:2,mlx5_2:1");
+	assert_string_equal(fx_env(p, 2, "RAILBIND_NICS"), "mlx5_2");
 	/* One warning, for GPU 0, with the fix; each left-out port named once. */
 	assert_int_equal(p->nwarn, 1);
 	assert_string_equal(p->warn[0].id, "nic-port-down");
@@ -287,9 +278,10 @@ static void test_dual_port(void **state)
 	(void)state;
 	/* The 200 Gb/s port, not the first function or the first port. */
 	assert_string_equal(aff_plan_rank_nic(p, 0, 0), "mlx5_1");
-	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx5_1:1");
+	/* The ports the plan uses, the same on both ranks; mlx5_0 no GPU gets. */
+	assert_string_equal(fx_env(p, 0, "NCCL_IB_HCA"), "=mlx5_1:1,mlx4_0:2");
 	assert_string_equal(aff_plan_rank_nic(p, 1, 0), "mlx4_0");
-	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx4_0:2");
+	assert_string_equal(fx_env(p, 1, "NCCL_IB_HCA"), "=mlx5_1:1,mlx4_0:2");
 	/* 100 is not under a quarter of 200: rails still, ranked below. */
 	assert_int_equal(p->nexcl, 0);
 	assert_int_equal(t->rail[fx_rail(t, "mlx5_0")].excl, AFF_EXCL_NONE);

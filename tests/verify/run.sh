@@ -288,8 +288,7 @@ start viarun env RAILBIND_SOCKET="$tmp/none.sock" "$RAILBIND" run -i "$FIX/verif
 V --json -i "$FIX/verify8.xml" --pid "$viarun"
 if [ "$rc" -eq 0 ] && jq -e '.processes[0] | .planned.from == "railbind-env" and
     .planned.cpus_from == "railbind-env" and .cpus.allowed == "0" and .memory.policy == "prefer:0" and
-    .env.RAILBIND_GPU == "0000:15:00.0" and (.env.NCCL_IB_HCA | startswith("=") and (ltrimstr("=") | split(",") | any(.[]; . == "mlx5_3:1"))) and
-    .rank.local_rank == 3' \
+    .env.RAILBIND_GPU == "0000:15:00.0" and .env.NCCL_IB_HCA == "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1" and .rank.local_rank == 3' \
     "$tmp/out" >/dev/null
 then ok; else bad "railbind run: rc=$rc $(jq -c '.processes[0] | [.planned, .memory.policy]' "$tmp/out")"; fi
 stop "$viarun"
