@@ -9,6 +9,8 @@
 #    <gpu> has none of it (the rank's RAILBIND_GPU_UUID goes with it);
 #  - port_state: NCCL's nets are its ACTIVE ports, the file says no state;
 #  - subnet: a <net> carries no GID (its IB subnet prefix);
+#  - dra: Kubernetes' pcieRoot names a root bus from the sysfs path, and an
+#    NCCL <cpu> keeps no bus number of its host bridge;
 # and the one mapping NCCL makes itself: NODE (two root complexes of one
 # NUMA node) is PHB in NCCL, which has no NODE class.
 def path: if . == "NODE" then "PHB" else . end;
@@ -16,8 +18,8 @@ del(.source, .host)
 | if .paths then .paths |= map(map(path)) else . end
 | if .gpu_paths then .gpu_paths |= map(map(path)) else . end
 | if .nic_paths then .nic_paths |= map(map(path)) else . end
-| if .nics then .nics |= map(del(.netdev, .port_state, .subnet)) else . end
-| if .gpus then .gpus |= map(del(.uuid, .minor, .nvlinks, .mig, .c2c, .xgmi, .partition)) else . end
+| if .nics then .nics |= map(del(.netdev, .port_state, .subnet, .dra)) else . end
+| if .gpus then .gpus |= map(del(.dra, .uuid, .minor, .nvlinks, .mig, .c2c, .xgmi, .partition)) else . end
 | del(.gpu_libraries, .warnings[]? | select(.id == "gpu-library"))
 | if .ranks then .ranks |= map(.nics |= map(del(.netdev) | .path |= path)
 	| .nccl.nics |= map(del(.netdev))
