@@ -266,14 +266,14 @@ static int gpu_elem(const struct xout *x, xmlNode *pci, int dev)
 static int real_port(const struct aff_topo *t, size_t r)
 {
 	const char *pci = t->dev[t->rail[r].dev].pci;
-	size_t k, bus = strlen(pci) > 8 ? 8 : 0;	/* "dddd:bb:" */
+	size_t k, slot = strlen(pci) > 8 ? 8 : 0;	/* "dddd:bb:" */
 	int n = 0;
 
-	for (k = 0; bus && k < r; k++) {
+	for (k = 0; slot && k < r; k++) {
 		const struct aff_rail *o = &t->rail[k];
 
-		if (o->name && o->excl != AFF_EXCL_DOWN &&
-		    !strncmp(t->dev[o->dev].pci, pci, bus))
+		if (o->name && o->rdma && o->excl != AFF_EXCL_DOWN &&
+		    !strncmp(t->dev[o->dev].pci, pci, slot))
 			n++;
 	}
 	return n;
@@ -312,7 +312,7 @@ static int nic_elem(const struct xout *x, xmlNode *parent, int dev)
 		if (srcport)
 			rc |= sets(net, "port", (const char *)srcport);
 		else if (rl->port > 0)
-			rc |= setf(net, "port", "%d", rl->port + real_port(t, r));
+			rc |= setf(net, "port", "%d", rl->port + (rl->rdma ? real_port(t, r) : 0));
 		aff_xml_loaded()->free(srcname);
 		aff_xml_loaded()->free(srcport);
 		/* Written only when known: the importer takes a GUID for RDMA. */

@@ -67,9 +67,12 @@ static int parse_hexattr(const struct nccl_load *l, const xmlNode *n,
  * Direct path "<dev>_dma", and writes a port as the verbs port plus its
  * "real port", the count of the devices before it in its (PCI) order that
  * share its PCI device, functions and (NCCL_IB_MERGE_VFS=1, the default)
- * virtual functions merged. Those devices are the nets written before it in
- * the same <nic>: the second function of a dual-port card (port="2") is
- * verbs port 1, a single function's second port (port="3") is verbs port 2.
+ * virtual functions merged: the RDMA nets read before it whose PCI address
+ * shares its domain and bus (NCCL's PCI path with the device number and
+ * function zeroed; ncclIbGetPciPath) (whether the file writes them in
+ * one <pci> or one each, as railbind nccl-topo does for a hwloc source). The
+ * second function of a dual-port card (port="2") is verbs port 1, a single
+ * function's second port (port="3") is verbs port 2.
  * A file whose ports were never so raised (older NCCL, hand-written) keeps
  * what it says where taking the index off would leave no port.
  */
@@ -98,10 +101,21 @@ static bool net_is_rdma(unsigned long long guid, const char *gdr, const char *na
 	       aff_is_verbs_name(name);
 }
 
+/* The RDMA rails before @r on @r's PCI device as NCCL merges them ("dddd:bb:"). */
+static int rails_before(const struct aff_topo *t, int r)
+{
+	const char *pci = t->dev[t->rail[r].dev].pci;
+	int k, n = 0;
+
+	for (k = 0; k < r; k++)
+		if (t->rail[k].rdma && !strncmp(t->dev[t->rail[k].dev].pci, pci, 8))
+			n++;
+	return n;
+}
+
 static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 {
 	const xmlNode *c;
-	int before = 0;
 
 	for (c = nic->children; c; c = c->next) {
 		char *name, *port, *guid, *speed, *gdr;
@@ -124,7 +138,7 @@ static int add_nets(struct nccl_load *l, const xmlNode *nic, int dev)
 		speed = attr(l, c, "speed");
 		rdma = net_is_rdma(g, gdr, name);
 		r = aff_topo_add_rail(l->t, dev, name, portno, rdma);
-		if (r >= 0 && rdma && set_hca(&l->t->rail[r], name, before++) < 0)
+		if (r >= 0 && rdma && set_hca(&l->t->rail[r], name, rails_before(l->t, r)) < 0)
 			r = -ENOMEM;
 		free(name);
 		free(port);

@@ -296,7 +296,9 @@ stop "$viarun"
 start viarun env RAILBIND_SOCKET="$tmp/none.sock" "$RAILBIND" run -i "$FIX/verify8.xml" --rank 3 -- \
 	+ --open "$D/nvidia0"
 V --json -i "$FIX/verify8.xml" --pid "$viarun"
-if [ "$rc" -eq 2 ] && [ "$(ids "$viarun")" = gpu-not-planned ] &&
+# With the node's NCCL_IB_HCA, NCCL on GPU 0 picks GPU 0's rail, not the
+# plan's: the wrong GPU brings the wrong NIC with it.
+if [ "$rc" -eq 2 ] && [ "$(ids "$viarun")" = gpu-not-planned,nic-not-rail ] &&
     jq -e '.processes[0].findings[0].message | contains("RAILBIND_GPU")' "$tmp/out" >/dev/null
 then ok; else bad "railbind run, wrong GPU: rc=$rc $(ids "$viarun")"; fi
 stop "$viarun"
