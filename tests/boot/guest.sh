@@ -89,14 +89,14 @@ a=$(systemctl is-active railbindd.socket 2>&1)
 tap $? "railbindd.socket listening on /run/railbind/railbind.sock, 0666 in a 0755 dir" "$a / $s / $d"
 if [ -n "$broker" ]; then
 	skip "railbindd.service active (Type=notify)" "$broker"
-	skip "railbindd runs with CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE only" "$broker"
+	skip "railbindd runs with CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, CAP_NET_ADMIN only" "$broker"
 else
 	wait_for 30 systemctl is-active railbindd.service
 	t "railbindd.service active (Type=notify)" systemctl is-active railbindd.service
 	pid=$(systemctl show -p MainPID --value railbindd.service)
 	bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/"$pid"/status 2>&1)
-	tap "$([ "$bnd" = 0000000000280004 ]; echo $?)" \
-		"railbindd runs with CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE only" "CapBnd $bnd"
+	tap "$([ "$bnd" = 0000000000281004 ]; echo $?)" \
+		"railbindd runs with CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, CAP_NET_ADMIN only" "CapBnd $bnd"
 fi
 
 # The unit's sandbox, with a probe in place of the broker: the [Service]
@@ -113,9 +113,9 @@ touch /etc/railbind-probe 2>/dev/null || echo etc-ro
 grep ^CapEff: /proc/self/status
 PROBE
 out=$(eval systemd-run --quiet --wait --pipe --collect "$props" -- /bin/sh /run/railbind-probe.sh 2>&1)
-exp=$(printf 'dev\nconfig\nproc\nnet\netc-ro\nCapEff:\t0000000000280004')
+exp=$(printf 'dev\nconfig\nproc\nnet\netc-ro\nCapEff:\t0000000000281004')
 tap "$([ "$out" = "$exp" ]; echo $?)" \
-	"railbindd.service's sandbox reads /dev/railbind, all PCI config space, /proc, /sys; /etc read-only; its three capabilities only" \
+	"railbindd.service's sandbox reads /dev/railbind, all PCI config space, /proc, /sys; /etc read-only; its four capabilities only" \
 	"$props
 $out"
 
