@@ -130,6 +130,7 @@ CHECKS :=
 -include $(TOP)/bench/bench.mk
 -include $(TOP)/broker/railbindd/railbindd.mk
 -include $(TOP)/udev/install.mk
+-include $(TOP)/tests/packages/packages.mk
 -include $(TOP)/slurm/slurm.mk
 -include $(TOP)/tests/slurm/gres.mk
 -include $(TOP)/tests/dra/dra.mk

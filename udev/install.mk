@@ -94,11 +94,13 @@ check-install: all
 	$(call quiet,TEST,$@)BUILD=$(BUILD) KDIR=$(KDIR) $(TOP)/tests/boot/install-test.sh
 CHECKS += check-install
 
-# The boot test (tests/boot/run.sh): a Debian 12 guest with railbind
-# installed as on a node, booted under QEMU TCG. Needs root (skips
-# without); about 1.5-2 minutes on two cores with the rootfs cached, plus
-# about 1.5 minutes the first time, to debootstrap it into tests/boot/cache/.
+# The boot test (tests/boot/run.sh): a Debian 12 guest with railbind's
+# .debs installed as on a node (make deb, tests/packages/packages.mk; one
+# build shared with check-packages), booted under QEMU TCG, the packages
+# purged at the end. Needs root (skips without); about 1.5-2 minutes on two
+# cores with the rootfs cached, plus about 1.5 minutes the first time, to
+# debootstrap it into tests/boot/cache/.
 .PHONY: check-boot
-check-boot: all
-	$(call quiet,TEST,$@)$(TOP)/tests/boot/run.sh $(KDIR)
+check-boot: all deb
+	$(call quiet,TEST,$@)$(TOP)/tests/boot/run.sh $(KDIR) $(PKG_OUT)/deb
 CHECKS += check-boot

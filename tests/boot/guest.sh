@@ -5,7 +5,8 @@
 # on the serial console; asks the host for QMP commands with "@@qmp {json}".
 # Scenarios of issue 6: (1) module, units, permissions at boot; (2) an
 # unprivileged user's audit and run; (3) NIC hotplug; (4) broker restart
-# and rmmod/modprobe. What needs railbindd, "railbind run/status" or
+# and rmmod/modprobe; (5, issue 33) the packages removed and purged,
+# nothing of them left. What needs railbindd, "railbind run/status" or
 # "railbind audit" is skipped, naming what is missing, until they exist.
 set -u
 . /opt/railbind-test/test.env
@@ -62,7 +63,7 @@ has_cmd run && has_cmd status && runst= || runst="railbind run/status not on mai
 brk=$(printf '%s\n' "$broker" "$runst" | grep . | paste -sd ';' | sed 's/;/; /g')
 
 echo "@@booted"
-echo "1..24"
+echo "1..30"
 echo "# guest: $(uname -r), $(systemctl is-system-running 2>&1)"
 
 # --- 1. at boot: the module, its device, the units --------------------------
@@ -95,6 +96,8 @@ else
 	t "railbindd.service active (Type=notify)" systemctl is-active railbindd.service
 	pid=$(systemctl show -p MainPID --value railbindd.service)
 	bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' /proc/"$pid"/status 2>&1)
+	# CAP_NET_ADMIN (bit 12) since 570da76: BPF_PROG_QUERY of a client's
+	# cgroup v2 device program (the unit's comment).
 	tap "$([ "$bnd" = 0000000000281004 ]; echo $?)" \
 		"railbindd runs with CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE, CAP_NET_ADMIN only" "CapBnd $bnd"
 fi
@@ -221,6 +224,51 @@ else
 	wait_for 10 sh -c "railbind status --json | jq -e '.. | numbers | select(. == $(gen))'"
 	t "the broker goes back to the module on modprobe (generation $(gen))" \
 		sh -c "railbind status --json | jq -e '.. | numbers | select(. == $(gen))'"
+fi
+
+# --- 5. the packages removed and purged: nothing of them left ---------------
+# railbind first: its prerm stops the broker, which holds /dev/railbind,
+# so that railbind-dkms's prerm can unload the module.
+PKGS="slurm-wlm-railbind-plugin libaffinity-dev railbind libaffinity1 railbind-dkms"
+installed=$(dpkg-query -W -f='${db:Status-Status} ${Package}\n' $PKGS 2>/dev/null | grep -c '^installed ')
+if [ "$installed" -ne 5 ]; then
+	for d in "dpkg --purge of the five packages" "none of them installed or half-removed" \
+		"the module unloaded, DKMS's builds gone" "no railbindd unit left, none active" \
+		"no file of the packages left" "nothing named railbind left in / and /run"; do
+		skip "$d" "$installed of the five packages installed (not a package install)"
+	done
+else
+	files=$(dpkg -L $PKGS 2>/dev/null | while read -r f; do [ -d "$f" ] || echo "$f"; done)
+	out=$(dpkg --purge $PKGS 2>&1)
+	tap $? "dpkg --purge of the five packages" "$out"
+	left=$(dpkg-query -W -f='${db:Status-Status} ${Package}\n' $PKGS 2>/dev/null | grep -v '^not-installed ')
+	tap "$([ -z "$left" ]; echo $?)" "none of them installed or half-removed" "$left"
+	ko=$(find /lib/modules -name 'railbind.ko*' 2>&1)
+	# (dkms status says "write error: Broken pipe" on stderr when empty)
+	dk=$(dkms status railbind 2>/dev/null)
+	! loaded && [ ! -e /dev/railbind ] && [ -z "$ko" ] && [ -z "$dk" ] && [ ! -e /var/lib/dkms/railbind ]
+	tap $? "the module unloaded, DKMS's builds gone" "$(grep '^railbind ' /proc/modules)
+$ko
+$dk
+$(ls -d /var/lib/dkms/railbind 2>&1)"
+	# This test's own unit orders itself After=railbindd.service, so
+	# systemd keeps an inactive "not-found" stub of it: that is no unit.
+	units=$(systemctl list-units --all --plain --no-legend 'railbindd*' 2>&1 |
+		awk '!($2 == "not-found" && $3 == "inactive")'
+		systemctl list-unit-files --plain --no-legend 'railbindd*' 2>&1)
+	tap "$([ -z "$units" ]; echo $?)" "no railbindd unit left, none active" "$units"
+	kept=$(for f in $files; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done)
+	tap "$([ -n "$files" ] && [ -z "$kept" ]; echo $?)" \
+		"no file of the packages left ($(echo "$files" | wc -l) were installed)" "$kept"
+	# Names only the test gave: its unit, guest half, module options,
+	# railbind.conf and sandbox probe.
+	found=$(find / /run -xdev -name '*railbind*' 2>/dev/null | grep -v -x \
+		-e '/opt/railbind-test.*' -e '/etc/modprobe.d/railbind-test.conf' \
+		-e '/etc/railbind' -e '/etc/railbind/railbind.conf' -e '/run/railbind-probe.sh' \
+		-e '/etc/systemd/system/railbind-boottest.service' \
+		-e '/etc/systemd/system/multi-user.target.wants/railbind-boottest.service' \
+		-e '/run/systemd/.*railbind-boottest.*' -e '/sys/.*')
+	tap "$([ -z "$found" ]; echo $?)" "nothing named railbind left in / and /run" "$found"
 fi
 
 # --- the whole boot ----------------------------------------------------------

@@ -1,21 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The boot test: a Debian 12 root filesystem (debootstrap, cached by
-# mkrootfs.sh), railbind installed into it with "make install DESTDIR=...",
-# the module built by DKMS for the guest's kernel, booted under QEMU TCG with
-# systemd as init on tests/vm's emulated topology; guest.sh runs the
-# scenarios and bootdrive.py relays their TAP. Needs root on the host
-# (debootstrap, chroot, image ownership). Usage: run.sh KDIR
+# mkrootfs.sh), railbind's .debs installed into it with dpkg (make deb:
+# their maintainer scripts have DKMS build the module for the guest's
+# kernel and enable the broker's units), booted under QEMU TCG with systemd
+# as init on tests/vm's emulated topology; guest.sh runs the scenarios,
+# then purges the packages and looks for anything left, and bootdrive.py
+# relays their TAP. Needs root on the host (debootstrap, chroot, image
+# ownership). Usage: run.sh KDIR DEBDIR
 set -eu
 
 kdir=${1:-}
+debdir=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 rel=$(basename "$kdir" | sed 's/^linux-headers-//')
 base=$here/cache/bookworm-$rel.tar
 work=$top/build/boot/$rel
 root=$work/rootfs
-version=$(sed -n 's/^VERSION := //p' "$top/Makefile")
 
 die() {
 	echo "Bail out! $*"
@@ -31,6 +33,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 [ -n "$kdir" ] && [ -d "$kdir" ] || die "no kernel headers '$kdir' (run ./scripts/setup --all)"
+ls "$debdir"/railbind_*.deb >/dev/null 2>&1 || die "no railbind .debs in '$debdir' (make deb)"
 for tool in qemu-system-x86_64 mkfs.ext4 chroot /usr/bin/python3; do
 	command -v "$tool" >/dev/null 2>&1 || die "$tool not installed (run ./scripts/setup --all)"
 done
@@ -39,28 +42,30 @@ t0=$(date +%s)
 "$here/mkrootfs.sh" "$rel" "$base" || die "no root filesystem"
 
 # A fresh copy of the cached rootfs every run: the image is what a node
-# gets from "make install" and DKMS, nothing left from an earlier run.
+# gets from installing the packages, nothing left from an earlier run.
 rm -rf "$work"
 mkdir -p "$root"
 tar -C "$root" -xf "$base"
-make -s -C "$top" install DESTDIR="$root" PREFIX=/usr >"$work/install.log" 2>&1 ||
-	die "make install DESTDIR=... failed: see $work/install.log"
-make -s -C "$top" dkms-install DESTDIR="$root" >>"$work/install.log" 2>&1 ||
-	die "make dkms-install DESTDIR=... failed: see $work/install.log"
 
-# DKMS builds the module for the guest's kernel, inside the guest's own
-# userspace (its gcc, its headers), as it would on the node.
+# The packages as a node installs them (dpkg -i, as apt does once they
+# are in a repository): railbind-dkms's postinst has DKMS build the module
+# inside the guest's own userspace (its gcc, its headers) for the guest's
+# kernel, as on a node; railbind's enables the broker's socket and service.
+# Nothing is started or loaded: this is a chroot, the running kernel the
+# host's. Not the dbgsym packages.
+mkdir -p "$root/tmp/railbind-debs"
+cp $(ls "$debdir"/*.deb | grep -v -e '-dbgsym_') "$root/tmp/railbind-debs/"
 mount -t proc proc "$root/proc"
 trap 'umount "$root/proc" 2>/dev/null || true' EXIT
-chroot "$root" dkms install -m railbind -v "$version" -k "$rel" >"$work/dkms.log" 2>&1 ||
-	die "dkms install in the rootfs failed: see $work/dkms.log"
-# What an operator does after installing (README): enable the units.
-chroot "$root" systemctl enable railbindd.socket railbindd.service >>"$work/install.log" 2>&1 ||
-	die "systemctl enable failed: see $work/install.log"
+# (Without the outer make's jobserver, which DKMS's make cannot reach.)
+chroot "$root" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL sh -c 'dpkg -i /tmp/railbind-debs/*.deb' \
+	>"$work/install.log" 2>&1 ||
+	die "dpkg -i of the packages failed: see $work/install.log"
 umount "$root/proc"
 trap - EXIT
+rm -rf "$root/tmp/railbind-debs"
 
-# The test's own additions, never part of an installation: the module and
+# The test's own additions, never part of a package: the module and
 # railbind told that virtio-gpu stands in for a GPU and e1000e for a rail
 # (as tests/vm does), the guest half of the test and its unit.
 echo "options railbind extra_classes=gpu=1af4:0380" >"$root/etc/modprobe.d/railbind-test.conf"
