@@ -40,7 +40,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 16
+#define AFF_AUDIT_NCHECKS 18
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
@@ -107,6 +107,8 @@ int aff_audit_host(struct aff_audit *a);
 int aff_audit_health(struct aff_audit *a);
 /* transceiver (audit_optics.c). */
 int aff_audit_optics(struct aff_audit *a);
+/* roce-lossless, pause-storm (audit_roce.c). */
+int aff_audit_roce(struct aff_audit *a);
 /* slurm-gres: the node's gres.conf against the hardware (audit_slurm.c). */
 int aff_audit_slurm(struct aff_audit *a);
 
