@@ -144,6 +144,7 @@ CHECKS :=
 -include $(TOP)/tests/verify/verify.mk
 -include $(TOP)/tests/health/health.mk
 -include $(TOP)/tests/optics/optics.mk
+-include $(TOP)/tests/dcb/dcb.mk
 -include $(TOP)/tests/nccllog/nccllog.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
