@@ -235,10 +235,16 @@ int aff_dcb_info_read(hwloc_obj_t obj, struct aff_dcb *d, const char **reason, c
 		d->has_pfc = true;
 		rc = get_bits(obj, "RailbindDcbPfcEnable", &d->pfc_en, buf, buflen);
 		s = hwloc_obj_get_info_by_name(obj, "RailbindDcbPfcCap");
-		if (!rc && (!s || s[0] < '0' || s[0] > '8' || s[1]))
-			rc = malformed("RailbindDcbPfcCap", buf, buflen);
-		if (!rc)
-			d->pfc_cap = (uint8_t)(s[0] - '0');
+		if (!rc) {
+			char *end;
+			unsigned long cap = s ? strtoul(s, &end, 10) : 0;
+
+			/* The driver's own number: 8 for every driver today, but a u8. */
+			if (!s || *s < '0' || *s > '9' || *end || cap > 255)
+				rc = malformed("RailbindDcbPfcCap", buf, buflen);
+			else
+				d->pfc_cap = (uint8_t)cap;
+		}
 		if (!rc)
 			rc = get_u64s(obj, "RailbindDcbPauseTx", d->pause_tx, 0, buf, buflen);
 		if (!rc)
@@ -265,7 +271,7 @@ int aff_dcb_info_read(hwloc_obj_t obj, struct aff_dcb *d, const char **reason, c
 		d->has_ets = true;
 		rc = get_u8s(obj, "RailbindDcbPrioTc", d->prio_tc, AFF_DCB_PRIOS - 1, buf, buflen);
 		if (!rc)
-			rc = get_u8s(obj, "RailbindDcbTcBw", d->tc_bw, 100, buf, buflen);
+			rc = get_u8s(obj, "RailbindDcbTcBw", d->tc_bw, 255, buf, buflen);
 	}
 	if (!rc && hwloc_obj_get_info_by_name(obj, "RailbindDcbEcnNp")) {
 		d->has_ecn = true;
