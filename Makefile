@@ -71,7 +71,7 @@ CLI_SRCS += nccl_topo.c
 # railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify).
 LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c \
 	verify_findings.c
-LIBAFF_SRCS += verify_hca.c
+LIBAFF_SRCS += verify_hca.c verify_roce.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c

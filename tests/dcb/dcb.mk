@@ -16,6 +16,9 @@ $(DCB_PLANT): $(TOP)/tests/dcb/dcbplant.c $(LIBAFF_A) $(TOP)/libaffinity/dcb.h
 CHECKS += check-dcb
 ASAN_CHECKS += check-dcb
 .PHONY: check-dcb
-check-dcb: $(RAILBIND) $(RBGEN_FIXTURES) $(DCB_MKDCB) $(DCB_PLANT)
+# verify's part uses its stand-in rank and machine (tests/verify/verify.mk).
+check-dcb: $(RAILBIND) $(RBGEN_FIXTURES) $(DCB_MKDCB) $(DCB_PLANT) $(BUILD)/tests/verify-rank \
+		$(BUILD)/verify/verify8.xml
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) BUILD=$(BUILD) MKDCB=$(DCB_MKDCB) \
-		DCBPLANT=$(DCB_PLANT) sh $(TOP)/tests/dcb/run.sh
+		DCBPLANT=$(DCB_PLANT) RANK=$(BUILD)/tests/verify-rank VERIFY8=$(BUILD)/verify/verify8.xml \
+		TOPDIR=$(TOP) sh $(TOP)/tests/dcb/run.sh

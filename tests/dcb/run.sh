@@ -156,6 +156,58 @@ run "$RAILBIND" audit -c "$tmp/badtrust.conf" --json -i "$tmp/healthy.xml"
 if [ "$rc" -ne 0 ] && grep -q "badtrust.conf:1: expected roce-trust = dscp|pcp" "$tmp/err"
 then ok; else bad "roce-trust = both: rc=$rc $(cat "$tmp/err")"; fi
 
+# railbind verify: a running rank whose NCCL_IB_TC lands on a priority
+# without PFC is named; one on the lossless priority is not. Stand-in ranks
+# (tests/verify/rank.c) holding a GPU and a rail of a --root tree
+# (tests/verify/mkroot.sh), judged against verify8 with PFC on 3 planted.
+if [ -x "${RANK:-}" ] && [ -f "${VERIFY8:-}" ]; then
+	mk verify pfc=3 app=26:3,34:4
+	"$DCBPLANT" "$tmp/verify.dcb" >"$tmp/v.info"
+	awk -v info="$tmp/v.info" '
+		{ print }
+		/<object type="PCIDev"[^>]*pci_busid="0000:(06|07|16|17|26|27|36|37|84):00.0"/ {
+			while ((getline l < info) > 0) print l
+			close(info)
+		}' "$VERIFY8" >"$tmp/v8.xml"
+	root=$tmp/root
+	sh "$TOPDIR/tests/verify/mkroot.sh" "$root" <<'EOT'
+gpu 0 0000:04:00.0
+gpu 1 0000:05:00.0
+nic 0 mlx5_0 0000:06:00.0
+nic 1 mlx5_1 0000:07:00.0
+EOT
+	D=$root/dev
+	pids=
+	startrank() { # VAR ENV... + ARGS
+		v=$1; shift
+		pre=
+		while [ "$1" != + ]; do pre="$pre $1"; shift; done
+		shift
+		rm -f "$tmp/ready.$v"
+		# shellcheck disable=SC2086
+		env -u NCCL_IB_TC $pre "$RANK" "$@" --ready "$tmp/ready.$v" >/dev/null 2>&1 &
+		i=0
+		while [ ! -s "$tmp/ready.$v" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+		eval "$v=\$(cat "$tmp/ready.$v")"
+		pids="$pids $(cat "$tmp/ready.$v")"
+	}
+	startrank good LOCAL_RANK=0 NCCL_IB_TC=106 + --open "$D/nvidia0" --open "$D/infiniband/uverbs0"
+	startrank wrong LOCAL_RANK=1 NCCL_IB_TC=138 + --open "$D/nvidia1" --open "$D/infiniband/uverbs1"
+	startrank unset LOCAL_RANK=0 + --open "$D/nvidia0" --open "$D/infiniband/uverbs0"
+	"$RAILBIND" verify --no-broker --root "$root" --json -i "$tmp/v8.xml" --pid "$good" "$wrong" "$unset" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	f() { jq -c --argjson p "$1" '[.processes[] | select(.pid == $p) | .findings[] | select(.id == "roce-lossless")]' "$tmp/out"; }
+	if [ "$rc" -eq 2 ] && [ "$(f "$good")" = '[]' ] &&
+	    f "$wrong" | jq -e '.[0].severity == "fail" and (.[0].message | contains("on mlx5_1: NCCL (NCCL_IB_TC=138 (DSCP 34)): lands on priority 4 (trust dscp), where PFC is off (PFC on: 3)")) and
+		(.[0].message | contains("invisible to verify")) and .[0].evidence.rails[0].priority == 4' >/dev/null &&
+	    f "$unset" | jq -e '.[0].severity == "warn" and (.[0].message | contains("on mlx5_0: NCCL (NCCL_IB_TC unset: traffic class 0 (DSCP 0)): DSCP 0 has no entry"))' >/dev/null &&
+	    [ "$(jq -r '.summary["roce-lossless"]' "$tmp/out")" = fail ]
+	then ok; else bad "verify: rc=$rc $(f "$good") $(f "$wrong") $(f "$unset") $(head -c 300 "$tmp/err")"; fi
+	for p in $pids; do kill "$p" 2>/dev/null; done
+else
+	echo "dcb: no RANK or VERIFY8: the verify part skipped"
+fi
+
 # This host: each netdev asked through DCB netlink, unprivileged; one
 # without DCB ops says so. An Ethernet PCI netdev made a rail: the audit
 # says undecided with that reason.
