@@ -108,7 +108,9 @@ int main(int argc, char **argv)
 			memcpy(d.pause_tx2, d2.pause_tx, sizeof(d.pause_tx2));
 			memcpy(d.pause_rx2, d2.pause_rx, sizeof(d.pause_rx2));
 		}
-		rc = aff_dcb_read_ecn(ecn ? ecn : "/nonexistent", ifname, &d, ecnwhy, sizeof(ecnwhy));
+		/* No ECN files: the reason is what dcb_read.c says, recorded as discovery does. */
+		if (aff_dcb_read_ecn(ecn ? ecn : "/nonexistent", ifname, &d, ecnwhy, sizeof(ecnwhy)) == -EINVAL)
+			return fprintf(stderr, "dcbplant: %s\n", ecnwhy), 1;
 		rc = aff_dcb_info_write(obj, ifname, &d);
 		if (!rc && !d.has_ecn)
 			rc = aff_dcb_info_ecn_undecided(obj, ecnwhy);
