@@ -146,6 +146,14 @@ if [ "$rc" -eq 2 ] && grep -q '\[roce-lossless\] rail mlx5_0 (eth0): NCCL' "$tmp
     grep -q 'dcb pfc set dev NETDEV' "$tmp/out"
 then ok; else bad "text: rc=$rc $(grep roce "$tmp/out")"; fi
 
+# The picture: the pairs on rails that fail roce-lossless in red, naming it; none on healthy.
+run env NCCL_IB_TC=106 "$RAILBIND" topo -i "$tmp/pfc4.xml" --svg "$tmp/pfc4.svg"
+if [ "$rc" -eq 0 ] && [ "$(grep -c 'FAIL: roce-lossless' "$tmp/pfc4.svg")" = 4 ]; then ok
+else bad "svg: rc=$rc $(grep -c FAIL "$tmp/pfc4.svg" 2>&1)"; fi
+run env NCCL_IB_TC=106 "$RAILBIND" topo -c "$tmp/fabric.conf" -i "$tmp/healthy.xml" --svg "$tmp/healthy.svg"
+if [ "$rc" -eq 0 ] && ! grep -q 'FAIL: ' "$tmp/healthy.svg"; then ok
+else bad "svg healthy: rc=$rc $(grep -o 'FAIL: [a-z-]*' "$tmp/healthy.svg" | head -2)"; fi
+
 # railbind.conf: the new keys are checked, naming file and line.
 conf badprio '# fabric\nroce-priority = 8\n'
 run "$RAILBIND" audit -c "$tmp/badprio.conf" --json -i "$tmp/healthy.xml"
