@@ -99,6 +99,16 @@ ecnoff - NCCL_IB_TC=106 roce-lossless 2 lands on priority 3 with PFC on, but ECN
 storm - NCCL_IB_TC=106 pause-storm 2 priority 3: 5000 PFC frames/s sent (this host cannot keep up: it pauses the switch) over 1000 ms, limit 1000/s (railbind's default; railbind.conf pause-frames-per-second)
 EOF2
 
+# What the environment does not set, NCCL takes from /etc/nccl.conf: so does the audit (--root).
+mkdir -p "$tmp/r/etc"
+printf '# the site\nNCCL_IB_TC = 106\n' >"$tmp/r/etc/nccl.conf"
+run "$RAILBIND" audit --root "$tmp/r" --json -i "$tmp/pfc4.xml"
+if [ "$rc" -eq 2 ] && jq -e '[.checks[] | select(.id == "roce-lossless" and (.message | contains("NCCL (NCCL_IB_TC=106 (DSCP 26) from /etc/nccl.conf): lands on priority 3")))] | length == 4' "$tmp/out" >/dev/null
+then ok; else bad "nccl.conf: rc=$rc $(jq -c '[.checks[] | select(.id == "roce-lossless")][0].message' "$tmp/out")"; fi
+run env NCCL_IB_TC=104 "$RAILBIND" audit --root "$tmp/r" --json -i "$tmp/pfc4.xml"
+if jq -e '[.checks[] | select(.id == "roce-lossless" and (.message | contains("NCCL (NCCL_IB_TC=104 (DSCP 26)): lands")))] | length == 4' "$tmp/out" >/dev/null
+then ok; else bad "environment over nccl.conf: $(jq -c '[.checks[] | select(.id == "roce-lossless")][0].message' "$tmp/out")"; fi
+
 # The same storm under a higher limit from railbind.conf: quiet, and says whose limit.
 run env NCCL_IB_TC=106 "$RAILBIND" audit -c "$tmp/lenient.conf" --json -i "$tmp/storm.xml"
 if [ "$(jq -r '.summary["pause-storm"]' "$tmp/out")" = ok ] &&
