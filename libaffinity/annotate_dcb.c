@@ -155,7 +155,8 @@ int aff_discover_dcb(hwloc_topology_t topo, const char *root, struct aff_discove
 		if (hwloc_obj_get_info_by_name(p[i].obj, AFF_INFO_DCB_UNDECIDED) ||
 		    hwloc_obj_get_info_by_name(p[i].obj, AFF_INFO_DCB_NOT_APPLICABLE))
 			continue;
-		if (d->has_pfc && aff_dcb_read_pause(p[i].ifname, d->pause_tx2, d->pause_rx2) == 0) {
+		if (d->has_pfc &&
+		    aff_dcb_read_pause(p[i].ifname, d->pause_tx2, d->pause_rx2) == 0) {
 			d->has_second = true;
 			d->interval_ms = AFF_DCB_SAMPLE_MS;
 		}

@@ -335,8 +335,8 @@ int aff_audit_roce(struct aff_audit *a)
 		}
 		netdev = hwloc_obj_get_info_by_name(obj, AFF_INFO_DCB_NETDEV);
 		judged++;
-		rc = judge_lossless(a, (int)r, netdev, &d,
-				    hwloc_obj_get_info_by_name(obj, AFF_INFO_DCB_ECN_UNDECIDED), &es);
+		why = hwloc_obj_get_info_by_name(obj, AFF_INFO_DCB_ECN_UNDECIDED);
+		rc = judge_lossless(a, (int)r, netdev, &d, why, &es);
 		if (rc)
 			break;
 		if (!d.has_second) {

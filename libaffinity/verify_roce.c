@@ -25,7 +25,8 @@ static const char *proc_env(const char *name, void *arg)
 	size_t i;
 
 	for (i = 0; i < AFF_VENV_COUNT; i++)
-		if (i != AFF_VENV_LOCAL_RANK && i != AFF_VENV_JOB && !strcmp(aff_venv_names[i], name))
+		if (i != AFF_VENV_LOCAL_RANK && i != AFF_VENV_JOB &&
+		    !strcmp(aff_venv_names[i], name))
 			return p->env[i];
 	return NULL;
 }
