@@ -164,6 +164,44 @@ static struct json_object *prio_array(unsigned bits)
 	return a;
 }
 
+static struct json_object *u64_array(const uint64_t *v)
+{
+	struct json_object *a = json_object_new_array();
+	unsigned i;
+
+	for (i = 0; i < AFF_DCB_PRIOS; i++)
+		json_object_array_add(a, json_object_new_int64((int64_t)(v[i] & INT64_MAX)));
+	return a;
+}
+
+/* The reading, for --prom (PFC frame counters to rate, the PFC bitmap) and offline readers. */
+static struct json_object *reading_json(const struct aff_topo *t, int r, const char *netdev,
+					const struct aff_dcb *d)
+{
+	struct json_object *j = json_object_new_object(), *map = json_object_new_object();
+	char key[8];
+	unsigned i;
+
+	json_object_object_add(j, "nic", json_object_new_string(aff_audit_rail_name(t, r)));
+	json_object_object_add(j, "pci", aff_audit_str(t->dev[t->rail[r].dev].pci));
+	json_object_object_add(j, "netdev", aff_audit_str(netdev));
+	json_object_object_add(j, "trust", json_object_new_string(aff_dcb_trusts_dscp(d) ? "dscp" : "pcp"));
+	json_object_object_add(j, "pfc_enabled", prio_array(d->pfc_en));
+	/* The later sample, where there are two: the counters now. */
+	json_object_object_add(j, "pfc_frames_sent", u64_array(d->has_second ? d->pause_tx2 : d->pause_tx));
+	json_object_object_add(j, "pfc_frames_received",
+			       u64_array(d->has_second ? d->pause_rx2 : d->pause_rx));
+	for (i = 0; i < AFF_DCB_DSCPS; i++)
+		if (d->dscp_mapped & 1ull << i) {
+			snprintf(key, sizeof(key), "%u", i);
+			json_object_object_add(map, key, json_object_new_int(d->dscp_prio[i]));
+		}
+	json_object_object_add(j, "dscp_priority", map);
+	json_object_object_add(j, "ecn_np", d->has_ecn ? prio_array(d->ecn_np) : NULL);
+	json_object_object_add(j, "ecn_rp", d->has_ecn ? prio_array(d->ecn_rp) : NULL);
+	return j;
+}
+
 static int judge_lossless(struct aff_audit *a, int r, const char *netdev, const struct aff_dcb *d,
 			  const char *ecn_why, struct env_src *es)
 {
@@ -335,6 +373,7 @@ int aff_audit_roce(struct aff_audit *a)
 		}
 		netdev = hwloc_obj_get_info_by_name(obj, AFF_INFO_DCB_NETDEV);
 		judged++;
+		json_object_array_add(a->dcb, reading_json(t, (int)r, netdev, &d));
 		why = hwloc_obj_get_info_by_name(obj, AFF_INFO_DCB_ECN_UNDECIDED);
 		rc = judge_lossless(a, (int)r, netdev, &d, why, &es);
 		if (rc)

@@ -147,6 +147,18 @@ run env NCCL_IB_TC=106 "$RAILBIND" audit --prom -i "$tmp/pfc4.xml"
 if [ "$rc" -eq 2 ] && grep -qx 'railbind_audit_check_status{check="roce-lossless"} 2' "$tmp/out" &&
     grep -qx 'railbind_audit_check_status{check="pause-storm"} 0' "$tmp/out"
 then ok; else bad "--prom: rc=$rc $(grep -e roce -e pause "$tmp/out")"; fi
+run env NCCL_IB_TC=106 "$RAILBIND" audit --prom -i "$tmp/storm.xml"
+if [ "$rc" -eq 2 ] &&
+    grep -qx 'railbind_pfc_frames_total{nic="mlx5_0",nic_pci="0000:05:00.0",netdev="eth0",priority="3",direction="sent"} 5100' "$tmp/out" &&
+    grep -qx 'railbind_pfc_frames_total{nic="mlx5_3",nic_pci="0000:95:00.0",netdev="eth0",priority="3",direction="received"} 50' "$tmp/out" &&
+    grep -qx 'railbind_pfc_enabled{nic="mlx5_1",nic_pci="0000:15:00.0",netdev="eth0",priority="3"} 1' "$tmp/out" &&
+    grep -qx 'railbind_pfc_enabled{nic="mlx5_1",nic_pci="0000:15:00.0",netdev="eth0",priority="4"} 0' "$tmp/out" &&
+    grep -qx 'railbind_audit_check_status{check="pause-storm"} 2' "$tmp/out"
+then ok; else bad "--prom counters: rc=$rc $(grep pfc_ "$tmp/out" | head -3)"; fi
+run env NCCL_IB_TC=106 "$RAILBIND" audit --json -i "$tmp/storm.xml"
+if jq -e '(.dcb | length) == 4 and .dcb[0].trust == "dscp" and .dcb[0].pfc_enabled == [3] and
+    .dcb[0].dscp_priority == {"26": 3, "48": 6} and .dcb[0].pfc_frames_sent[3] == 5100 and .dcb[0].ecn_np == null' "$tmp/out" >/dev/null
+then ok; else bad "--json dcb: $(jq -c '.dcb[0]' "$tmp/out")"; fi
 run env NCCL_IB_TC=106 "$RAILBIND" audit --nfd -i "$tmp/storm.xml"
 if [ "$rc" -eq 2 ] && grep -qx 'railbind.audit.pause-storm=fail' "$tmp/out" &&
     grep -qx 'railbind.audit.roce-lossless=ok' "$tmp/out"
