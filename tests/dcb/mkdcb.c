@@ -7,7 +7,7 @@
  * DCB_ATTR_DCBX; or an NLMSG_ERROR. Standalone: no libmnl, no railbind.
  *
  *   mkdcb OUT [ifname=eth0] [pfc=3,4|none] [app=26:3,0:0|std] [tx=N,...] [rx=N,...]
- *             [noets] [nopfc] [short-pfc] [err=95]
+ *             [cap=8] [noets] [nopfc] [short-pfc] [err=95]
  *   mkdcb -seeds DIR      a set of healthy and broken replies (fuzz seeds)
  * app=std maps every DSCP d to priority d >> 3 (what `mlnx_qos --trust dscp`
  * sets up); tx and rx are the PFC frames sent and received per priority.
@@ -67,7 +67,7 @@ static void nest_end(struct msg *m, size_t at)
 struct spec {
 	const char *ifname;
 	int err;
-	unsigned pfc_en;
+	unsigned pfc_en, pfc_cap;
 	uint64_t tx[IEEE_8021QAZ_MAX_TCS], rx[IEEE_8021QAZ_MAX_TCS];
 	int dscp_prio[64];	/* -1: no entry */
 	int noets, nopfc, short_pfc;
@@ -112,7 +112,7 @@ static void build(const struct spec *s, struct msg *m)
 	}
 	if (!s->nopfc) {
 		memset(&pfc, 0, sizeof(pfc));
-		pfc.pfc_cap = 8;
+		pfc.pfc_cap = (uint8_t)s->pfc_cap;
 		pfc.pfc_en = (uint8_t)s->pfc_en;
 		memcpy(pfc.requests, s->tx, sizeof(pfc.requests));
 		memcpy(pfc.indications, s->rx, sizeof(pfc.indications));
@@ -170,6 +170,8 @@ static int option(struct spec *s, const char *a)
 	v++;
 	if (!strncmp(a, "ifname=", 7))
 		return s->ifname = v, 0;
+	if (!strncmp(a, "cap=", 4))
+		return s->pfc_cap = (unsigned)atoi(v) & 0xff, 0;
 	if (!strncmp(a, "err=", 4))
 		return s->err = atoi(v), 0;
 	if (!strncmp(a, "tx=", 3))
@@ -217,6 +219,7 @@ static void defaults(struct spec *s)
 	memset(s, 0, sizeof(*s));
 	s->ifname = "eth0";
 	s->pfc_en = 1u << 3;
+	s->pfc_cap = 8;
 	for (i = 0; i < 64; i++)
 		s->dscp_prio[i] = -1;
 	s->dscp_prio[26] = 3;
@@ -246,6 +249,8 @@ static int seeds(const char *dir)
 		{ "short", "short-pfc", NULL },
 		{ "eopnotsupp", "err=95", NULL },
 		{ "enodev", "err=19", NULL },
+		/* fuzz_dcb's first find: a capability over 8 was refused on read-back. */
+		{ "cap200", "cap=200", NULL },
 	};
 	char path[4096];
 	struct msg m;
