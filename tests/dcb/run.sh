@@ -262,6 +262,12 @@ if [ -n "$nd" ]; then
 	run "$RAILBIND" audit -c "$tmp/eth.conf" --json
 	if jq -e --arg m "$nd: the driver has no DCB" '[.undecided[] | select(.id == "roce-lossless" and (.reason | contains($m)))] | length == 1' "$tmp/out" >/dev/null
 	then ok; else bad "live audit ($nd): $(jq -c .undecided "$tmp/out")"; fi
+	# A snapshot keeps the reason, and an offline audit of it says the same.
+	"$RAILBIND" snapshot -o "$tmp/snap.xml" >/dev/null 2>&1
+	run "$RAILBIND" audit -c "$tmp/eth.conf" --json -i "$tmp/snap.xml"
+	if grep -q 'name="RailbindDcbUndecided" value="the driver has no DCB' "$tmp/snap.xml" &&
+	    jq -e --arg m "$nd: the driver has no DCB" '[.undecided[] | select(.id == "roce-lossless" and (.reason | contains($m)))] | length == 1' "$tmp/out" >/dev/null
+	then ok; else bad "live snapshot ($nd): $(jq -c .undecided "$tmp/out")"; fi
 else
 	echo "dcb: no PCI Ethernet netdev without DCB on this host: live audit skipped"
 fi
