@@ -56,103 +56,6 @@ static const char *summary(struct reasons *rs)
 	return rs->text;
 }
 
-/*
- * NCCL takes what its environment does not set from NCCL_CONF_FILE, else
- * /etc/nccl.conf (NAME=VALUE lines, # comments), where sites often put
- * NCCL_IB_TC: the audit reads it the same way, on the live node or under
- * --root.
- */
-#define NCCL_CONF_MAX 64
-struct env_src {
-	char *text;
-	char *name[NCCL_CONF_MAX], *value[NCCL_CONF_MAX];
-	size_t n;
-	const char *path;
-	char pathbuf[4096];
-	char served[256];	/* the names taken from the file, space-separated */
-};
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
-static void env_src_load(struct env_src *e, const struct aff_topo *t)
-{
-	const char *root = t->ctx ? t->ctx->root : NULL;
-	const char *file = getenv("NCCL_CONF_FILE");
-	bool rooted = root && *root && strcmp(root, "/");
-	char err[256], *line, *next, *eq;
-	size_t len;
-
-	memset(e, 0, sizeof(*e));
-	if (t->src != AFF_SRC_LIVE && !rooted)
-		return;
-	if (!file || rooted)
-		file = "/etc/nccl.conf";
-	e->path = file;
-	if (aff_read_file(aff_ctx_path(t->ctx, file, e->pathbuf, sizeof(e->pathbuf)), 1 << 20,
-			  &e->text, &len, err, sizeof(err)) < 0) {
-		e->text = NULL;
-		return;
-	}
-	for (line = e->text; line && e->n < NCCL_CONF_MAX; line = next) {
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		line = trim(line);
-		eq = strchr(line, '=');
-		if (*line == '#' || !eq)
-			continue;
-		*eq = '\0';
-		e->name[e->n] = trim(line);
-		e->value[e->n++] = trim(eq + 1);
-	}
-}
-
-static const char *env_get(const char *name, void *arg)
-{
-	struct env_src *e = arg;
-	const char *v = getenv(name);
-	size_t i, used = strlen(e->served);
-
-	if (v)
-		return v;
-	for (i = 0; i < e->n; i++)
-		if (!strcmp(e->name[i], name)) {
-			snprintf(e->served + used, sizeof(e->served) - used, "%s%s ",
-				 used ? "" : " ", name);
-			return e->value[i];
-		}
-	return NULL;
-}
-
-/* "NCCL_IB_TC=106 (DSCP 26)" becomes "NCCL_IB_TC=106 (DSCP 26) from /etc/nccl.conf". */
-static void mark_served(const struct env_src *e, struct aff_roce_user *u, size_t n)
-{
-	char word[48];
-	size_t i, k;
-
-	for (i = 0; i < n; i++) {
-		for (k = 0; k + 1 < sizeof(word) && u[i].src[k] && u[i].src[k] != '=' &&
-		     u[i].src[k] != ' '; k++)
-			word[k + 1] = u[i].src[k];
-		word[0] = ' ';
-		word[k + 1] = ' ';
-		word[k + 2] = '\0';
-		if (u[i].src[k] == '=' && strstr(e->served, word))
-			snprintf(u[i].src + strlen(u[i].src), sizeof(u[i].src) - strlen(u[i].src),
-				 " from %s", e->path);
-	}
-}
-
 static struct json_object *prio_array(unsigned bits)
 {
 	struct json_object *a = json_object_new_array();
@@ -203,7 +106,7 @@ static struct json_object *reading_json(const struct aff_topo *t, int r, const c
 }
 
 static int judge_lossless(struct aff_audit *a, int r, const char *netdev, const struct aff_dcb *d,
-			  const char *ecn_why, struct env_src *es)
+			  const char *ecn_why, struct aff_roce_env *es)
 {
 	const struct aff_topo *t = a->topo;
 	const struct aff_config *conf = &t->ctx->conf;
@@ -212,10 +115,10 @@ static int judge_lossless(struct aff_audit *a, int r, const char *netdev, const 
 	struct json_object *ev, *ua = json_object_new_array();
 	enum aff_sev worst = AFF_SEV_OK, s;
 	char text[1024] = "", line[384];
-	size_t n = aff_roce_users(env_get, es, u), i, used = 0;
+	size_t n = aff_roce_users(aff_roce_env_get, es, u), i, used = 0;
 	int prio;
 
-	mark_served(es, u, n);
+	aff_roce_env_mark(es, u, n);
 
 	for (i = 0; i < n; i++) {
 		struct json_object *uj = json_object_new_object();
@@ -327,7 +230,7 @@ int aff_audit_roce(struct aff_audit *a)
 	const struct aff_config *conf = &t->ctx->conf;
 	unsigned long lim = aff_config_health_limit(conf, AFF_LIMIT_PAUSE_PER_SEC);
 	struct reasons und = { .same = true }, nostorm = { .same = true };
-	struct env_src es;
+	struct aff_roce_env es;
 	size_t r, judged = 0, sampled = 0, ib = 0;
 	char buf[160], limsrc[96];
 	double max = 0;
@@ -344,7 +247,7 @@ int aff_audit_roce(struct aff_audit *a)
 		rc = aff_audit_undecided(a, "roce-lossless", "no rail NIC");
 		return rc ? rc : aff_audit_undecided(a, "pause-storm", "no rail NIC");
 	}
-	env_src_load(&es, t);
+	aff_roce_env_load(&es, t);
 	for (r = 0; r < t->nrail && !rc; r++) {
 		const struct aff_dev *dv = &t->dev[t->rail[r].dev];
 		hwloc_obj_t obj = hwloc_get_pcidev_by_busid(t->hw, dv->domain, dv->bus, dv->devno,
@@ -385,7 +288,7 @@ int aff_audit_roce(struct aff_audit *a)
 		sampled++;
 		rc = judge_storm(a, (int)r, netdev, &d, lim, limsrc, &max);
 	}
-	free(es.text);
+	aff_roce_env_clear(&es);
 	if (rc)
 		return rc;
 	if (ib == t->nrail) {

@@ -40,6 +40,27 @@ size_t aff_roce_users(const char *(*get)(const char *name, void *arg), void *arg
 enum aff_sev aff_roce_judge(const struct aff_dcb *d, const struct aff_config *conf,
 			    const struct aff_roce_user *u, int *prio, char *line, size_t len);
 
+/*
+ * The audit's view of the ranks' environment (roce_env.c): its own, and
+ * NCCL's defaults file for the rest. aff_roce_env_get() is the @get of
+ * aff_roce_users() (@arg: the aff_roce_env); aff_roce_env_mark() adds
+ * " from /etc/nccl.conf" to a user whose traffic class came from the file.
+ */
+#define AFF_ROCE_ENV_MAX 64
+struct aff_topo;
+struct aff_roce_env {
+	char *text;
+	char *name[AFF_ROCE_ENV_MAX], *value[AFF_ROCE_ENV_MAX];
+	size_t n;
+	const char *path;
+	char pathbuf[4096];
+	char served[256];	/* the names taken from the file, each between spaces */
+};
+void aff_roce_env_load(struct aff_roce_env *e, const struct aff_topo *t);
+const char *aff_roce_env_get(const char *name, void *arg);
+void aff_roce_env_mark(const struct aff_roce_env *e, struct aff_roce_user *u, size_t n);
+void aff_roce_env_clear(struct aff_roce_env *e);
+
 /* "3,4" or "none": the priorities of @bits. */
 const char *aff_roce_prios(unsigned bits, char *buf, size_t len);
 

@@ -11,7 +11,7 @@ LIBAFF_SRCS += optics_decode.c optics_sff8472.c optics_sff8636.c optics_cmis.c o
 	optics_info.c annotate_optics.c audit_optics.c
 # Lossless RoCE: DCB netlink (libmnl, loaded by mnl_lazy.c, as for ethtool) and
 # MLNX_OFED's ECN files; the audit's roce-lossless and pause-storm checks.
-LIBAFF_SRCS += mnl_lazy.c dcb_parse.c dcb_read.c dcb_info.c annotate_dcb.c roce_judge.c audit_roce.c
+LIBAFF_SRCS += mnl_lazy.c dcb_parse.c dcb_read.c dcb_info.c annotate_dcb.c roce_judge.c roce_env.c audit_roce.c
 # libmnl's headers only: optics_read.c dlopen()s the library on first use.
 CFLAGS += $(shell $(PKG_CONFIG) --cflags libmnl)
 
