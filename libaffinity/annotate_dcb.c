@@ -85,8 +85,9 @@ int aff_dcb_annotate(hwloc_obj_t obj, const char *root, bool real_root, const ch
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc < 0) {
+		/* Where: only a malformed reply needs more than its errno's reason. */
 		snprintf(reason, sizeof(reason), "%s%s%s", aff_dcb_errno_reason(rc),
-			 *why ? ": " : "", why);
+			 rc == -EPROTO && *why ? ": " : "", rc == -EPROTO ? why : "");
 		return aff_dcb_info_undecided(obj, ifname, reason);
 	}
 	d.has_ecn = ecn.has_ecn;

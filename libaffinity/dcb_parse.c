@@ -137,7 +137,8 @@ int aff_dcb_parse(const void *msg, size_t len, struct aff_dcb *d, char *why, siz
 		*why = '\0';
 	if (!aff_mnl_load())
 		return -ENOSYS;
-	if (!msg || !mnl.nlmsg_ok(nlh, n))
+	/* mnl_nlmsg_ok() compares the length as an int: one over 2 GiB passes it. */
+	if (!msg || !mnl.nlmsg_ok(nlh, n) || nlh->nlmsg_len > len)
 		return bad(&p, "a reply of %zu bytes that is not one netlink message", len),
 		       -EPROTO;
 	if (nlh->nlmsg_type == NLMSG_ERROR) {
@@ -148,6 +149,8 @@ int aff_dcb_parse(const void *msg, size_t len, struct aff_dcb *d, char *why, siz
 		if (e->error >= 0 || e->error < -4095)
 			return bad(&p, "a netlink error %d where a DCB reply was due", e->error),
 			       -EPROTO;
+		/* The kernel's own refusal: its errno says it all, but say whose it is. */
+		bad(&p, "the kernel refused RTM_GETDCB: %s", strerror(-e->error));
 		return e->error;
 	}
 	if (nlh->nlmsg_type != RTM_GETDCB || nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*dm)))

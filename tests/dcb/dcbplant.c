@@ -54,7 +54,8 @@ static int parse(const char *path, struct aff_dcb *d, char *reason, size_t len)
 
 	free(buf);
 	if (rc < 0)
-		snprintf(reason, len, "%s%s%s", aff_dcb_errno_reason(rc), *why ? ": " : "", why);
+		snprintf(reason, len, "%s%s%s", aff_dcb_errno_reason(rc),
+			 rc == -EPROTO && *why ? ": " : "", rc == -EPROTO ? why : "");
 	return rc;
 }
 
