@@ -58,6 +58,8 @@ struct aff_roce_env {
 };
 void aff_roce_env_load(struct aff_roce_env *e, const struct aff_topo *t);
 const char *aff_roce_env_get(const char *name, void *arg);
+/* The file's value of @name alone (verify: the rank's own environment comes first). */
+const char *aff_roce_env_file(struct aff_roce_env *e, const char *name);
 void aff_roce_env_mark(const struct aff_roce_env *e, struct aff_roce_user *u, size_t n);
 void aff_roce_env_clear(struct aff_roce_env *e);
 

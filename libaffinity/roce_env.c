@@ -34,7 +34,7 @@ void aff_roce_env_load(struct aff_roce_env *e, const struct aff_topo *t)
 	size_t len;
 
 	memset(e, 0, sizeof(*e));
-	if (t->src != AFF_SRC_LIVE && !rooted)
+	if (!t->ctx || (t->src != AFF_SRC_LIVE && !rooted))
 		return;
 	if (!file || rooted)
 		file = "/etc/nccl.conf";
@@ -60,12 +60,15 @@ void aff_roce_env_load(struct aff_roce_env *e, const struct aff_topo *t)
 
 const char *aff_roce_env_get(const char *name, void *arg)
 {
-	struct aff_roce_env *e = arg;
 	const char *v = getenv(name);
+
+	return v ? v : aff_roce_env_file(arg, name);
+}
+
+const char *aff_roce_env_file(struct aff_roce_env *e, const char *name)
+{
 	size_t i, used = strlen(e->served);
 
-	if (v)
-		return v;
 	for (i = 0; i < e->n; i++)
 		if (!strcmp(e->name[i], name)) {
 			snprintf(e->served + used, sizeof(e->served) - used, "%s%s ",

@@ -4,7 +4,8 @@
  * at each RoCE rail it uses (the devices it holds, else NCCL_IB_HCA's and
  * UCX_NET_DEVICES' picks, else its planned rails), from the traffic class
  * and service level of its own environment (NCCL_IB_TC, NCCL_IB_FIFO_TC,
- * NCCL_IB_SL, UCX_IB_TRAFFIC_CLASS, UCX_IB_SL; roce_judge.c), against the
+ * NCCL_IB_SL, UCX_IB_TRAFFIC_CLASS, UCX_IB_SL; for what it does not set,
+ * /etc/nccl.conf as NCCL reads it; roce_judge.c), against the
  * rail's DCB state: the snapshot's RailbindDcb* attributes, or on the live
  * node the kernel's answer (DCB netlink, no privilege). A traffic class a
  * program sets in code (NCCL's communicator config, a verbs address
@@ -19,16 +20,22 @@
 #include "roce.h"
 #include "verify.h"
 
+struct rank_env {
+	const struct aff_vproc *p;
+	struct aff_roce_env file;
+};
+
+/* The rank's variable, else NCCL's defaults file, as NCCL inside the rank reads them. */
 static const char *proc_env(const char *name, void *arg)
 {
-	const struct aff_vproc *p = arg;
+	struct rank_env *re = arg;
 	size_t i;
 
 	for (i = 0; i < AFF_VENV_COUNT; i++)
 		if (i != AFF_VENV_LOCAL_RANK && i != AFF_VENV_JOB &&
-		    !strcmp(aff_venv_names[i], name))
-			return p->env[i];
-	return NULL;
+		    !strcmp(aff_venv_names[i], name) && re->p->env[i])
+			return re->p->env[i];
+	return aff_roce_env_file(&re->file, name);
 }
 
 /* The rail's DCB state: 0, or -1 (and *@why when there is a reason). */
@@ -66,6 +73,7 @@ void aff_vj_check_roce(struct aff_verify *v, struct judged *j, const struct plan
 {
 	const struct aff_topo *t = v->topo;
 	struct aff_roce_user u[AFF_ROCE_USERS];
+	struct rank_env re = { .p = j->p };
 	char text[1024] = "", line[384], buf[160];
 	enum aff_sev worst = AFF_SEV_OK, s;
 	struct json_object *ev = NULL, *rails = NULL;
@@ -75,7 +83,10 @@ void aff_vj_check_roce(struct aff_verify *v, struct judged *j, const struct plan
 
 	if (!use[0].n || (j->p->unreadable & AFF_VP_NO_ENV))
 		return;
-	n = aff_roce_users(proc_env, j->p, u);
+	aff_roce_env_load(&re.file, t);
+	n = aff_roce_users(proc_env, &re, u);
+	aff_roce_env_mark(&re.file, u, n);
+	aff_roce_env_clear(&re.file);
 	for (k = 0; k < nuse; k++)
 		for (i = 0; i < use[k].n && nseen < 64; i++)
 			seen[nseen++] = use[k].rail[i];

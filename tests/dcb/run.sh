@@ -233,6 +233,14 @@ EOT
 	    f "$unset" | jq -e '.[0].severity == "warn" and (.[0].message | contains("on mlx5_0: NCCL (NCCL_IB_TC unset: traffic class 0 (DSCP 0)): DSCP 0 has no entry"))' >/dev/null &&
 	    [ "$(jq -r '.summary["roce-lossless"]' "$tmp/out")" = fail ]
 	then ok; else bad "verify: rc=$rc $(f "$good") $(f "$wrong") $(f "$unset") $(head -c 300 "$tmp/err")"; fi
+	# What the rank's environment does not set, NCCL inside it takes from /etc/nccl.conf.
+	mkdir -p "$root/etc"
+	echo 'NCCL_IB_TC=138' >"$root/etc/nccl.conf"
+	"$RAILBIND" verify --no-broker --root "$root" --json -i "$tmp/v8.xml" --pid "$good" "$unset" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -eq 2 ] && [ "$(f "$good")" = '[]' ] &&
+	    f "$unset" | jq -e '.[0].severity == "fail" and (.[0].message | contains("on mlx5_0: NCCL (NCCL_IB_TC=138 (DSCP 34) from /etc/nccl.conf): lands on priority 4"))' >/dev/null
+	then ok; else bad "verify, nccl.conf: rc=$rc $(f "$good") $(f "$unset")"; fi
 	for p in $pids; do kill "$p" 2>/dev/null; done
 else
 	echo "dcb: no RANK or VERIFY8: the verify part skipped"
