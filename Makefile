@@ -71,7 +71,7 @@ CLI_SRCS += nccl_topo.c
 # railbind verify (libaffinity/verify*.c, broker/railbind/verify.c) and its tests (tests/verify).
 LIBAFF_SRCS += verify.c verify_dev.c verify_proc.c verify_lease.c verify_judge.c verify_checks.c \
 	verify_findings.c
-LIBAFF_SRCS += verify_hca.c
+LIBAFF_SRCS += verify_hca.c verify_roce.c
 # Health over time: link, AER and RDMA port counters (libaffinity/health.c).
 LIBAFF_SRCS += health.c
 CLI_SRCS += verify.c
@@ -145,6 +145,7 @@ CHECKS :=
 -include $(TOP)/tests/verify/verify.mk
 -include $(TOP)/tests/health/health.mk
 -include $(TOP)/tests/optics/optics.mk
+-include $(TOP)/tests/dcb/dcb.mk
 -include $(TOP)/tests/nccllog/nccllog.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and

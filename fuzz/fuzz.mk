@@ -17,7 +17,7 @@ FUZZ_CHECK_RUNS ?= 4000
 FUZZ_CHECK_RUNS_HWLOC ?= 60
 FUZZ_SEED ?= 1
 FUZZ_PROGS := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env verify \
-	optics gres
+	optics gres dcb
 # hwloc-minimal: fuzz_hwloc with hwloc's minimal XML importer (HWLOC_LIBXML=0).
 FUZZ_ALL := $(FUZZ_PROGS) hwloc-minimal
 FUZZ_TARGETS ?= $(FUZZ_ALL)
@@ -57,6 +57,13 @@ $(FUZZ_MKEEPROM): $(TOP)/tests/optics/mkeeprom.c $(TOP)/tests/optics/eeprom_gen.
 	@mkdir -p $(@D)
 	$(call quiet,CC,$@)$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE $(WARN) -o $@ $<
 fuzz-build fuzz check-fuzz: $(FUZZ_MKEEPROM)
+# fuzz_dcb's seeds: DCB replies written from the kernel's dcbnl layouts by
+# tests/dcb/mkdcb.c (seed.sh runs it).
+FUZZ_MKDCB := $(FUZZ_BUILD)/mkdcb
+$(FUZZ_MKDCB): $(TOP)/tests/dcb/mkdcb.c
+	@mkdir -p $(@D)
+	$(call quiet,CC,$@)$(FUZZ_CC) -O1 -g -std=c11 -D_GNU_SOURCE $(WARN) -o $@ $<
+fuzz-build fuzz check-fuzz: $(FUZZ_MKDCB)
 
 # fuzz_plan_spec plans every input on these (a no-NUMA, a four-NUMA AMD, a
 # Grace and an unknown-NUMA node besides the DGX).

@@ -110,6 +110,10 @@ optics)
 	# Each module layout, healthy and faulty (tests/optics/mkeeprom.c).
 	"$FUZZ_BIN/mkeeprom" "$dir"
 	;;
+dcb)
+	# DCB replies, healthy, broken and errors (tests/dcb/mkdcb.c).
+	"$FUZZ_BIN/mkdcb" -seeds "$dir"
+	;;
 nccllog)
 	cp "$TOP"/fuzz/seeds/nccllog/* "$dir/"
 	# Each NCCL version's forms and each nccl-tests table style, as the tests write them.

@@ -104,6 +104,10 @@ enum aff_load_flags {
 	 * ethtool, for the audit's transceiver check. Needs CAP_NET_ADMIN
 	 * (without it each NIC records why it could not be read); costs a few
 	 * I2C reads per module. `railbind audit` and `railbind snapshot` ask.
+	 * Also each Ethernet NIC's DCB state (PFC, APP table, ETS,
+	 * pause counters read twice, 1 s apart, where a NIC has DCB; ECN where
+	 * the driver exposes it) through DCB netlink, which needs no privilege,
+	 * for the audit's roce-lossless and pause-storm checks.
 	 * No effect on a file. Since: 1.7
 	 */
 	AFF_LOAD_OPTICS = 1ul << 3,

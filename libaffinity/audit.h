@@ -24,7 +24,10 @@
  *	  "optics": [ { "nic", "pci", "netdev", "type", "temperature_c", "voltage_v",
  *	                "lanes": [ { "lane", "rx_power_mw", "tx_power_mw", "bias_ma" } ],
  *	                "thresholds": { "<quantity>": { "high_alarm", "low_alarm",
- *	                                                "high_warn", "low_warn" } } } ] }
+ *	                                                "high_warn", "low_warn" } } } ],
+ *	  "dcb": [ { "nic", "pci", "netdev", "trust": "dscp|pcp", "pfc_enabled": [prio...],
+ *	             "pfc_frames_sent": [8 counts], "pfc_frames_received": [8 counts],
+ *	             "dscp_priority": { "<dscp>": prio }, "ecn_np", "ecn_rp": [prio...] | null } ] }
  * A check that found nothing wrong has one entry of severity "ok" (subject
  * "node"); nic-shared findings are information and carry severity "ok". A check
  * that could not be decided has no entry in "checks" and one in "undecided".
@@ -40,7 +43,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 16
+#define AFF_AUDIT_NCHECKS 18
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
@@ -63,6 +66,7 @@ struct aff_audit {
 	struct json_object *checks;	/* array */
 	struct json_object *undecided;	/* array */
 	struct json_object *optics;	/* array: each rail's transceiver readings */
+	struct json_object *dcb;	/* array: each RoCE rail's DCB reading (audit_roce.c) */
 	enum aff_sev check_sev[AFF_AUDIT_NCHECKS];
 	unsigned check_found[AFF_AUDIT_NCHECKS];
 	struct json_object *doc;	/* built by aff_audit_run */
@@ -107,6 +111,8 @@ int aff_audit_host(struct aff_audit *a);
 int aff_audit_health(struct aff_audit *a);
 /* transceiver (audit_optics.c). */
 int aff_audit_optics(struct aff_audit *a);
+/* roce-lossless, pause-storm (audit_roce.c). */
+int aff_audit_roce(struct aff_audit *a);
 /* slurm-gres: the node's gres.conf against the hardware (audit_slurm.c). */
 int aff_audit_slurm(struct aff_audit *a);
 

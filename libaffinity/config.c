@@ -163,6 +163,8 @@ static const struct {
 	[AFF_LIMIT_LINK_FLAPPING] = { "link-flapping", 2 },
 	[AFF_LIMIT_PORT_FLAPPING] = { "port-flapping", 1 },
 	[AFF_LIMIT_HEALTH_INTERVAL] = { "health-interval", 10 },
+	/* A link kept paused sends thousands a second; congestion, tens to hundreds. */
+	[AFF_LIMIT_PAUSE_PER_SEC] = { "pause-frames-per-second", 1000 },
 };
 
 unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l)
@@ -284,11 +286,26 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 	rc = parse_health_limit(conf, key, value, expect);
 	if (rc)
 		return rc < 0 ? rc : 0;
+	if (!strcmp(key, "roce-priority")) {
+		*expect = "roce-priority = the fabric's lossless priority, 0 to 7";
+		if (value[0] < '0' || value[0] > '7' || value[1])
+			return -EINVAL;
+		conf->roce_priority = (unsigned)(value[0] - '0');
+		conf->roce_priority_set = true;
+		return 0;
+	}
+	if (!strcmp(key, "roce-trust")) {
+		*expect = "roce-trust = dscp|pcp";
+		if (strcmp(value, "dscp") && strcmp(value, "pcp"))
+			return -EINVAL;
+		conf->roce_trust = !strcmp(value, "dscp") ? AFF_TRUST_DSCP : AFF_TRUST_PCP;
+		return 0;
+	}
 	if (!strcmp(key, "max-input-size")) {
 		*expect = "max-input-size = bytes, with K, M or G (1024-based), from 1M to 1G, e.g. 64M";
 		return parse_size(value, &conf->max_input_size);
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval, roce-priority, roce-trust, pause-frames-per-second";
 	return -EINVAL;
 }
 

@@ -21,14 +21,16 @@ struct aff_idmatch {
 
 /*
  * The audit's health limits (railbind.conf: pcie-correctable-per-minute,
- * pcie-nonfatal, pcie-fatal, link-flapping, port-flapping; a limit of 0 turns
+ * pcie-nonfatal, pcie-fatal, link-flapping, port-flapping,
+ * pause-frames-per-second; a limit of 0 turns
  * its finding off) and how often railbindd samples the links
  * (health-interval, seconds; 0: it does not). aff_config_health_limit() gives
  * the default when unset.
  */
 enum aff_health_limit {
 	AFF_LIMIT_PCIE_COR_PER_MIN, AFF_LIMIT_PCIE_NONFATAL, AFF_LIMIT_PCIE_FATAL,
-	AFF_LIMIT_LINK_FLAPPING, AFF_LIMIT_PORT_FLAPPING, AFF_LIMIT_HEALTH_INTERVAL, AFF_LIMIT_N
+	AFF_LIMIT_LINK_FLAPPING, AFF_LIMIT_PORT_FLAPPING, AFF_LIMIT_HEALTH_INTERVAL,
+	AFF_LIMIT_PAUSE_PER_SEC, AFF_LIMIT_N
 };
 
 struct aff_config {
@@ -47,6 +49,10 @@ struct aff_config {
 	unsigned long health_limit[AFF_LIMIT_N];
 	unsigned health_set;	/* bit per limit given in the file */
 	size_t max_input_size;	/* bytes; 0: AFF_INPUT_LIMIT */
+	/* The fabric's lossless RoCE: roce-priority (0-7), roce-trust (audit_roce.c). */
+	bool roce_priority_set;
+	unsigned roce_priority;
+	enum { AFF_TRUST_UNSET, AFF_TRUST_DSCP, AFF_TRUST_PCP } roce_trust;
 };
 
 struct aff_ctx {

@@ -7,12 +7,7 @@
  * A0h then A2h for SFF-8472, and for SFF-8636 the lower page, upper page 00h
  * and upper pages 01h-03h, 128 bytes each.
  *
- * Netlink through libmnl: a few hundred lines of C that only frame and walk
- * messages, which is all one request needs, and what ethtool itself is
- * built on; libnl's cache and object layers would be unused weight here.
- * It is dlopen()ed on first use, as libhwloc is (hwloc_lazy.c): a rank that
- * links libaffinity never loads it, and a node without it still has the
- * ioctl.
+ * Netlink through libmnl, loaded on first use (mnl_lazy.c).
  *
  * Both interfaces need CAP_NET_ADMIN (the netlink request is
  * GENL_UNS_ADMIN_PERM; the ioctl is not on ethtool's read-by-anyone list):
@@ -20,10 +15,8 @@
  * (NHC runs the audit as root), never by railbindd, which does not hold that
  * capability. Without it the reading is -EPERM, and the audit says so.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <net/if.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -35,82 +28,13 @@
 #include <linux/genetlink.h>
 #include <linux/sockios.h>
 
-#include <libmnl/libmnl.h>
+#include "mnl_lazy.h"
 
 #include "optics.h"
 #include "optics_read.h"
 
-#define MNL_SONAME "libmnl.so.0"
-
-/* libmnl's functions, each checked against <libmnl/libmnl.h> by the compiler. */
-static struct {
-	__typeof__(mnl_socket_open2) *socket_open2;
-	__typeof__(mnl_socket_get_fd) *socket_get_fd;
-	__typeof__(mnl_socket_bind) *socket_bind;
-	__typeof__(mnl_socket_get_portid) *socket_get_portid;
-	__typeof__(mnl_socket_sendto) *socket_sendto;
-	__typeof__(mnl_socket_recvfrom) *socket_recvfrom;
-	__typeof__(mnl_socket_close) *socket_close;
-	__typeof__(mnl_cb_run) *cb_run;
-	__typeof__(mnl_nlmsg_put_header) *nlmsg_put_header;
-	__typeof__(mnl_nlmsg_put_extra_header) *nlmsg_put_extra_header;
-	__typeof__(mnl_attr_put_strz) *attr_put_strz;
-	__typeof__(mnl_attr_put_u32) *attr_put_u32;
-	__typeof__(mnl_attr_put_u8) *attr_put_u8;
-	__typeof__(mnl_attr_nest_start) *attr_nest_start;
-	__typeof__(mnl_attr_nest_end) *attr_nest_end;
-	__typeof__(mnl_attr_parse) *attr_parse;
-	__typeof__(mnl_attr_get_type) *attr_get_type;
-	__typeof__(mnl_attr_validate) *attr_validate;
-	__typeof__(mnl_attr_get_u16) *attr_get_u16;
-	__typeof__(mnl_attr_get_payload_len) *attr_get_payload_len;
-	__typeof__(mnl_attr_get_payload) *attr_get_payload;
-} mnl;
-static bool mnl_loaded;
-static pthread_once_t mnl_once = PTHREAD_ONCE_INIT;
-
-static void mnl_load(void)
-{
-#define SYM(f) { (void **)&mnl.f, "mnl_" #f }
-	static const struct { void **slot; const char *name; } syms[] = {
-		SYM(socket_open2),
-		SYM(socket_get_fd),
-		SYM(socket_bind),
-		SYM(socket_get_portid),
-		SYM(socket_sendto),
-		SYM(socket_recvfrom),
-		SYM(socket_close),
-		SYM(cb_run),
-		SYM(nlmsg_put_header),
-		SYM(nlmsg_put_extra_header),
-		SYM(attr_put_strz),
-		SYM(attr_put_u32),
-		SYM(attr_put_u8),
-		SYM(attr_nest_start),
-		SYM(attr_nest_end),
-		SYM(attr_parse),
-		SYM(attr_get_type),
-		SYM(attr_validate),
-		SYM(attr_get_u16),
-		SYM(attr_get_payload_len),
-		SYM(attr_get_payload),
-	};
-#undef SYM
-	void *h = dlopen(MNL_SONAME, RTLD_LAZY | RTLD_LOCAL);
-	size_t i;
-
-	if (!h)
-		return;
-	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].slot = dlsym(h, syms[i].name);
-		if (!*syms[i].slot) {
-			dlclose(h);
-			return;
-		}
-	}
-	/* Kept loaded for the rest of the process: the pointers above point into it. */
-	mnl_loaded = true;
-}
+/* libmnl's functions (mnl_lazy.c). */
+#define mnl aff_mnl
 
 struct nl_reader {
 	struct mnl_socket *nl;
@@ -226,8 +150,7 @@ static int nl_open(struct nl_reader *r, const char *ifname)
 
 	memset(r, 0, sizeof(*r));
 	r->ifname = ifname;
-	pthread_once(&mnl_once, mnl_load);
-	if (!mnl_loaded)
+	if (!aff_mnl_load())
 		return -ENOENT;	/* no libmnl: the ioctl, as on a kernel without the family */
 	r->buf = malloc(MNL_SOCKET_BUFFER_SIZE);
 	if (!r->buf)

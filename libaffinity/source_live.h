@@ -96,6 +96,12 @@ int aff_discover_gpu_libs(hwloc_topology_t topo, const char *root, struct aff_di
  * function records that. 0 or -ENOMEM.
  */
 int aff_discover_optics(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
+/*
+ * Each Ethernet network function's DCB state (PFC, APP table, ETS, pause
+ * counters sampled twice) and ECN, or why none, as RailbindDcb* infos
+ * (annotate_dcb.c). Needs no privilege. 0 or -ENOMEM.
+ */
+int aff_discover_dcb(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
 
 /*
  * Export @topo as hwloc v2 XML to @path atomically: a temporary file in the same

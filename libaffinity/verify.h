@@ -117,6 +117,9 @@ enum aff_venv {
 	AFF_VENV_CUDA_VISIBLE, AFF_VENV_NVIDIA_VISIBLE, AFF_VENV_ROCR_VISIBLE,
 	AFF_VENV_HIP_VISIBLE, AFF_VENV_NCCL_IB_HCA, AFF_VENV_UCX_NET_DEVICES,
 	AFF_VENV_RB_GPU, AFF_VENV_RB_CPUS, AFF_VENV_RB_MEMS, AFF_VENV_RB_NICS,
+	/* The traffic class and service level of its RDMA traffic (verify_roce.c). */
+	AFF_VENV_NCCL_IB_TC, AFF_VENV_NCCL_IB_FIFO_TC, AFF_VENV_NCCL_IB_SL,
+	AFF_VENV_UCX_IB_TC, AFF_VENV_UCX_IB_SL,
 	AFF_VENV_RB_RANK, AFF_VENV_LOCAL_RANK, AFF_VENV_JOB,
 	AFF_VENV_COUNT
 };
@@ -207,7 +210,7 @@ int aff_vleases_parse(const char *text, struct aff_vleases *ls);
 
 /* ---- verify_judge.c ---- */
 
-#define AFF_VERIFY_NCHECKS 10
+#define AFF_VERIFY_NCHECKS 11
 extern const char *const aff_verify_check_ids[AFF_VERIFY_NCHECKS];
 
 /* Below this much anonymous memory, where it sits says nothing yet. */
@@ -294,6 +297,9 @@ void aff_vj_check_memory(struct aff_verify *v, struct judged *j, hwloc_const_bit
 void aff_vj_check_nics(struct aff_verify *v, struct judged *j, const struct planned *pl,
 		       const struct nic_use *use, size_t nuse);
 void aff_vj_check_peers(struct aff_verify *v, struct judged *j, const struct planned *pl);
+/* roce-lossless: its traffic class on its RoCE rails (verify_roce.c). */
+void aff_vj_check_roce(struct aff_verify *v, struct judged *j, const struct planned *pl,
+		       const struct nic_use *use, size_t nuse);
 void aff_vj_check_shared(struct aff_verify *v, struct judged *js, size_t n);
 void aff_vj_check_hca(struct aff_verify *v, struct judged *js, size_t n);
 /* Does NCCL_IB_HCA @filter let NCCL open verbs device @name, port @port (0: unknown)? */

@@ -18,6 +18,7 @@ const char *const aff_vj_ref_names[] = { NULL, "gpu", "local-rank", "railbind-en
 const char *const aff_verify_check_ids[AFF_VERIFY_NCHECKS] = {
 	"gpu-not-planned", "gpu-shared", "unbound", "cpu-numa", "cpus-outside-plan",
 	"memory-far", "memory-policy", "nic-not-rail", "peer-cross-path", "nccl-hca-mismatch",
+	"roce-lossless",
 };
 
 struct json_object *aff_vj_str(const char *s)

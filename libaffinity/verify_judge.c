@@ -637,6 +637,7 @@ static int judge_one(struct aff_verify *v, struct judged *j)
 	}
 	aff_vj_check_nics(v, j, &pl, use, 3);
 	aff_vj_check_peers(v, j, &pl);
+	aff_vj_check_roce(v, j, &pl, use, 3);
 	hwloc_bitmap_free(pl.cpus);
 	hwloc_bitmap_free(target);
 	return 0;

@@ -149,6 +149,64 @@ static void print_prom_optics(FILE *f, struct json_object *optics)
 	}
 }
 
+/*
+ * Each RoCE rail's PFC: frames sent and received per priority as counters
+ * (Prometheus takes the rate: a storm between two audits shows), and which
+ * priorities have PFC on.
+ */
+/* One integer line: @name{nic,nic_pci,netdev@extra} value (a counter's exact value). */
+static void prom_rail_int(FILE *f, const char *name, struct json_object *x, const char *extra,
+			  long long v)
+{
+	fprintf(f, "%s{nic=\"", name);
+	rb_prom_label(f, rb_jstr(x, "nic"));
+	fprintf(f, "\",nic_pci=\"");
+	rb_prom_label(f, rb_jstr(x, "pci"));
+	fprintf(f, "\",netdev=\"");
+	rb_prom_label(f, rb_jstr(x, "netdev"));
+	fprintf(f, "\"%s} %lld\n", extra, v);
+}
+
+static void print_prom_dcb(FILE *f, struct json_object *dcb)
+{
+	static const char *const dir[2] = { "sent", "received" };
+	size_t i, k, n = json_object_array_length(dcb);
+	char extra[64];
+	int p;
+
+	if (!n)
+		return;
+	fprintf(f, "# HELP railbind_pfc_frames_total PFC frames each RoCE rail sent and received, per priority (DCB netlink).\n"
+		"# TYPE railbind_pfc_frames_total counter\n");
+	for (i = 0; i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(dcb, i);
+
+		for (k = 0; k < 2; k++) {
+			struct json_object *c = rb_jget(x, k ? "pfc_frames_received" : "pfc_frames_sent");
+
+			for (p = 0; p < (int)json_object_array_length(c) && p < 8; p++) {
+				snprintf(extra, sizeof(extra), ",priority=\"%d\",direction=\"%s\"", p,
+					 dir[k]);
+				prom_rail_int(f, "railbind_pfc_frames_total", x, extra, (long long)
+					      json_object_get_int64(json_object_array_get_idx(c, (size_t)p)));
+			}
+		}
+	}
+	fprintf(f, "# HELP railbind_pfc_enabled Whether PFC is on for each priority of each RoCE rail.\n"
+		"# TYPE railbind_pfc_enabled gauge\n");
+	for (i = 0; i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(dcb, i), *en = rb_jget(x, "pfc_enabled");
+		unsigned bits = 0;
+
+		for (k = 0; k < json_object_array_length(en); k++)
+			bits |= 1u << (json_object_get_int(json_object_array_get_idx(en, k)) & 7);
+		for (p = 0; p < 8; p++) {
+			snprintf(extra, sizeof(extra), ",priority=\"%d\"", p);
+			prom_rail_int(f, "railbind_pfc_enabled", x, extra, bits & 1u << p ? 1 : 0);
+		}
+	}
+}
+
 static void print_prom(FILE *f, struct json_object *doc)
 {
 	struct json_object *pairs = rb_jget(doc, "pairs");
@@ -183,6 +241,7 @@ static void print_prom(FILE *f, struct json_object *doc)
 			json_object_get_boolean(rb_jget(p, "planned")), (int)path - AFF_PATH_NV);
 	}
 	print_prom_optics(f, rb_jget(doc, "optics"));
+	print_prom_dcb(f, rb_jget(doc, "dcb"));
 }
 
 /* ---- Node Feature Discovery ---- */

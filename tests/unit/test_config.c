@@ -174,6 +174,36 @@ static void test_health_limits(void **state)
 	expect_bad("health-interval = 86401\n", 1, "seconds");
 }
 
+/* The fabric's lossless RoCE: roce-priority, roce-trust, pause-frames-per-second. */
+static void test_roce_keys(void **state)
+{
+	struct aff_config c = { 0 };
+	char err[512] = "";
+
+	(void)state;
+	assert_false(c.roce_priority_set);
+	assert_int_equal(c.roce_trust, AFF_TRUST_UNSET);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PAUSE_PER_SEC), 1000);
+	assert_int_equal(aff_config_parse(&c, "r.conf",
+					  "roce-priority = 3\nroce-trust = pcp\npause-frames-per-second = 0\n",
+					  err, sizeof(err)), 0);
+	assert_true(c.roce_priority_set);
+	assert_int_equal(c.roce_priority, 3);
+	assert_int_equal(c.roce_trust, AFF_TRUST_PCP);
+	assert_int_equal(aff_config_health_limit(&c, AFF_LIMIT_PAUSE_PER_SEC), 0);
+	assert_int_equal(aff_config_parse(&c, "r.conf", "roce-priority = 0\nroce-trust = dscp\n",
+					  err, sizeof(err)), 0);
+	assert_true(c.roce_priority_set);
+	assert_int_equal(c.roce_priority, 0);
+	assert_int_equal(c.roce_trust, AFF_TRUST_DSCP);
+	aff_config_clear(&c);
+	expect_bad("roce-priority = 8\n", 1, "0 to 7");
+	expect_bad("\nroce-priority = 33\n", 2, "0 to 7");
+	expect_bad("roce-priority =\n", 1, "0 to 7");
+	expect_bad("roce-trust = DSCP\n", 1, "dscp|pcp");
+	expect_bad("pause-frames-per-second = many\n", 1, "a whole number");
+}
+
 static void test_mem_bind_plan(void **state)
 {
 	struct aff_topo *t = fx_load_conf("small", "memory-policy = bind\n");
@@ -198,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_mem_bind_plan),
 		cmocka_unit_test(test_health_limits),
+		cmocka_unit_test(test_roce_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
