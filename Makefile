@@ -145,6 +145,7 @@ CHECKS :=
 -include $(TOP)/tests/health/health.mk
 -include $(TOP)/tests/optics/optics.mk
 -include $(TOP)/tests/nccllog/nccllog.mk
+-include $(TOP)/tests/fabric/fabric.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

@@ -105,6 +105,10 @@ enum aff_load_flags {
 	 * (without it each NIC records why it could not be read); costs a few
 	 * I2C reads per module. `railbind audit` and `railbind snapshot` ask.
 	 * No effect on a file. Since: 1.7
+	 * With AFF_LOAD_GPU_LIBS or this flag the live node (real root only)
+	 * also asks libibverbs, dlopen()ed where rdma-core is installed, for
+	 * each rail port's active and max MTU (RailbindVerbs says whether it
+	 * could). Since: 1.8
 	 */
 	AFF_LOAD_OPTICS = 1ul << 3,
 };

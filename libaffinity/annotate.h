@@ -77,6 +77,9 @@ int aff_annotate_pci(struct annotator *an, hwloc_obj_t obj);
 /* annotate_rdma.c: the ports of an OpenFabrics OS device. */
 bool aff_is_openfabrics(hwloc_obj_t obj);
 int aff_annotate_rdma(struct annotator *an, hwloc_obj_t obj);
+/* annotate_port.c: a port's fabric facts, the device's firmware and board id (fabric.h). */
+int aff_annotate_port_fabric(struct annotator *an, hwloc_obj_t obj, unsigned port);
+int aff_annotate_rdma_device(struct annotator *an, hwloc_obj_t obj);
 /* annotate_host.c: the Machine: hostname, module, peer memory, health, peers. */
 int aff_annotate_host(struct annotator *an, hwloc_obj_t obj);
 

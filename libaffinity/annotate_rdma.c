@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * RDMA ports: the state and rate of each port of an OpenFabrics device, from
- * sysfs (/sys/class/infiniband/DEV/ports/N), and its health counters.
+ * sysfs (/sys/class/infiniband/DEV/ports/N), its health counters, and its
+ * fabric facts (annotate_port.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -80,6 +81,9 @@ static int annotate_ofed_port(struct annotator *an, hwloc_obj_t obj, const char 
 		if (ret < 0)
 			return ret;
 	}
+	ret = aff_annotate_port_fabric(an, obj, (unsigned)p);
+	if (ret < 0)
+		return ret;
 	if (snprintf(path, sizeof(path), "%s/%s", ports, port) >= (int)sizeof(path))
 		return 0;
 	return aff_discover_health_port(obj, path, (unsigned)p,
@@ -101,7 +105,7 @@ int aff_annotate_rdma(struct annotator *an, hwloc_obj_t obj)
 	n = scandir(ports, &ents, port_filter, port_cmp);
 	if (n < 0)
 		return 0;
-	ret = 0;
+	ret = aff_annotate_rdma_device(an, obj);
 	for (i = 0; i < n; i++) {
 		if (!ret)
 			ret = annotate_ofed_port(an, obj, ports, ents[i]->d_name);

@@ -140,6 +140,8 @@ AFF_EXPORT int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsig
 		rc = aff_audit_optics(a);
 	if (!rc)
 		rc = aff_audit_slurm(a);
+	if (!rc)
+		rc = aff_audit_fabric(a);
 	/* A check that neither found anything nor gave up passed: say so. */
 	for (k = 0; !rc && k < AFF_AUDIT_NCHECKS; k++)
 		if (!a->check_found[k] && !is_undecided(a, aff_audit_check_ids[k]))

@@ -163,6 +163,8 @@ static const struct {
 	[AFF_LIMIT_LINK_FLAPPING] = { "link-flapping", 2 },
 	[AFF_LIMIT_PORT_FLAPPING] = { "port-flapping", 1 },
 	[AFF_LIMIT_HEALTH_INTERVAL] = { "health-interval", 10 },
+	[AFF_LIMIT_RAIL_ERRORS] = { "rail-errors", 10 },
+	[AFF_LIMIT_RAIL_DISCARDS] = { "rail-discards", 100 },
 };
 
 unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l)
@@ -214,6 +216,21 @@ static int parse_health_limit(struct aff_config *conf, const char *key, const ch
 	conf->health_limit[l] = v;
 	conf->health_set |= 1u << l;
 	return 1;
+}
+
+/* "2.18.3" or "2.21": NCCL_VERSION_CODE's form, major * 10000 + minor * 100 + patch. */
+static int parse_nccl_version(struct aff_config *conf, const char *value, const char **expect)
+{
+	unsigned major, minor, patch = 0;
+	int n = -1;
+
+	*expect = "nccl-version = MAJOR.MINOR[.PATCH], e.g. 2.21.5";
+	if (!isdigit((unsigned char)*value) ||
+	    (sscanf(value, "%3u.%3u%n.%3u%n", &major, &minor, &n, &patch, &n) < 2) || n < 0 ||
+	    value[n] || major < 2 || major > 99 || minor > 99 || patch > 99)
+		return -EINVAL;
+	conf->nccl_version = major * 10000 + minor * 100 + patch;
+	return 0;
 }
 
 static int parse_line(struct aff_config *conf, char *line, const char **expect)
@@ -284,11 +301,13 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 	rc = parse_health_limit(conf, key, value, expect);
 	if (rc)
 		return rc < 0 ? rc : 0;
+	if (!strcmp(key, "nccl-version"))
+		return parse_nccl_version(conf, value, expect);
 	if (!strcmp(key, "max-input-size")) {
 		*expect = "max-input-size = bytes, with K, M or G (1024-based), from 1M to 1G, e.g. 64M";
 		return parse_size(value, &conf->max_input_size);
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval, rail-errors, rail-discards, nccl-version";
 	return -EINVAL;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "gpu_ident.h"
 #include "model.h"
 #include "optics_info.h"
@@ -137,7 +138,7 @@ static int state_port(const char *name)
 
 static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
 {
-	char key[64];
+	char key[64], why[120];
 	int r, state;
 
 	r = aff_topo_add_rail(t, dev, os->name, port, true);
@@ -160,7 +161,10 @@ static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
 	t->rail[r].rate = info_double(os, key);
 	snprintf(key, sizeof(key), "Port%dGID0", port);
 	t->rail[r].subnet = gid_prefix(info(os, key));
-	return r;
+	state = aff_fabric_port_load(os, (unsigned)port, &t->rail[r].fab, why, sizeof(why));
+	if (state == -EINVAL)
+		snprintf(t->bad_info, sizeof(t->bad_info), "%s on %s", why, os->name);
+	return state < 0 ? state : r;
 }
 
 /*
@@ -233,8 +237,10 @@ static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
 				return -ENOMEM;
 		}
 		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
-			if (add_openfabrics(t, i, os) < 0)
-				return -ENOMEM;
+			int rc = add_openfabrics(t, i, os);
+
+			if (rc < 0)
+				return rc;
 			rdma = true;
 		}
 	}

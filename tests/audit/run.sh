@@ -54,9 +54,9 @@ run --json -i "$FIX/audit-ok.xml"
 if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
     [ "$(jq '[.checks[] | select(.severity != "ok")] | length' "$tmp/out")" = 0 ] &&
     [ "$(jq -c '[.summary | to_entries[] | select(.value != "ok") | .key] | sort' "$tmp/out")" = \
-	'["link-flapping","pcie-errors","port-flapping","transceiver"]' ] &&
-    [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["link-flapping","pcie-errors","port-flapping","transceiver"]' ] &&
-    [ "$(jq '.summary | length' "$tmp/out")" = 16 ] &&
+	'["ib-subnet-manager","link-flapping","pcie-errors","port-flapping","rail-errors","rail-link","rail-mtu","roce-gid","transceiver"]' ] &&
+    [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["ib-subnet-manager","link-flapping","pcie-errors","port-flapping","rail-errors","rail-link","rail-mtu","roce-gid","transceiver"]' ] &&
+    [ "$(jq '.summary | length' "$tmp/out")" = 21 ] &&
     jq -e '[.checks[] | select(.id == "rails-asymmetric") | .message] == ["nothing found"]' "$tmp/out" >/dev/null; then ok
 else bad "audit-ok: rc=$rc $(jq -c .summary "$tmp/out" 2>/dev/null)"; fi
 
