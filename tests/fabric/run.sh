@@ -50,6 +50,12 @@ gid() {
 	echo "$5" >"$p/gid_attrs/types/$3"
 	[ -z "$6" ] || echo "$6" >"$p/gid_attrs/ndevs/$3"
 }
+# zero ROOT DEV INDEX: an entry emptied (the kernel keeps the file, zero GID).
+zero() {
+	p=$1/sys/class/infiniband/$2/ports/1
+	echo 0000:0000:0000:0000:0000:0000:0000:0000 >"$p/gids/$3"
+	rm -f "$p/gid_attrs/types/$3" "$p/gid_attrs/ndevs/$3"
+}
 netmtu() { mkdir -p "$1/sys/class/net/$2"; echo "$3" >"$1/sys/class/net/$2/mtu"; }
 
 ib_tree() {
@@ -178,7 +184,8 @@ else bad "malformed: $(jq -c '[.checks[] | select(.id == "rail-link" or .id == "
 
 # ---- roce-gid ----
 roce_tree noaddr
-rm "$tmp"/noaddr/sys/class/infiniband/mlx5_2/ports/1/gids/[23]
+zero "$tmp/noaddr" mlx5_2 2
+zero "$tmp/noaddr" mlx5_2 3
 audit noaddr
 if [ "$rc" = 2 ] && [ "$(sev noaddr roce-gid)" = fail ] &&
    jq -e '.checks[] | select(.id == "roce-gid") | select(.subject == "mlx5_2/1" and
@@ -188,7 +195,6 @@ else bad "noaddr: rc=$rc $(jq -c '.checks[] | select(.id == "roce-gid")' "$tmp/n
 
 roce_tree ipv6
 d=$tmp/ipv6/sys/class/infiniband/mlx5_1/ports/1
-rm "$d"/gids/[23]
 gid "$tmp/ipv6" mlx5_1 2 2001:0db8:0000:0000:0000:0000:0000:0001 "IB/RoCE v1" eth1
 gid "$tmp/ipv6" mlx5_1 3 2001:0db8:0000:0000:0000:0000:0000:0001 "RoCE v2" eth1
 audit ipv6
@@ -257,6 +263,43 @@ else bad "rail-discards: $(head -c 300 "$tmp/errors2.json")"; fi
 "$RAILBIND" audit --json --input "$tmp/errors.xml" >"$tmp/again.json" 2>/dev/null
 if [ "$(jq -c .checks "$tmp/again.json")" = "$(jq -c .checks "$tmp/errors.json")" ]; then ok
 else bad "audit not repeatable"; fi
+
+# ---- the plan: each rail's link layer and GID index; NCCL_IB_GID_INDEX ----
+conf() { echo "nccl-version = $1" >"$tmp/conf/nccl.conf"; }
+plan() { "$RAILBIND" plan --json --input "$tmp/$1.xml" ${2:+--config "$tmp/conf/nccl.conf"} >"$tmp/plan.json" 2>"$tmp/plan.err"; }
+gidenv() { jq -r '[.ranks[].env.NCCL_IB_GID_INDEX // "none"] | unique | join(",")' "$tmp/plan.json"; }
+plan roce-ok
+if jq -e '[.ranks[].nics[]] | length > 0 and all(.link_layer == "Ethernet" and .gid_index == 3)' "$tmp/plan.json" >/dev/null &&
+   [ "$(gidenv)" = none ] &&
+   jq -e '.warnings[] | select(.id == "nccl-gid-index" and (.message | test("NCCL version is unknown")))' "$tmp/plan.json" >/dev/null; then ok
+else bad "plan roce-ok: $(jq -c '[.ranks[0].nics, .warnings]' "$tmp/plan.json")"; fi
+conf 2.18.3
+plan roce-ok conf
+if [ "$(gidenv)" = 3 ] && ! jq -e '.warnings[] | select(.id == "nccl-gid-index")' "$tmp/plan.json" >/dev/null; then ok
+else bad "plan nccl 2.18: $(gidenv) $(cat "$tmp/plan.err")"; fi
+conf 2.21
+plan roce-ok conf
+if [ "$(gidenv)" = none ] && ! jq -e '.warnings[] | select(.id == "nccl-gid-index")' "$tmp/plan.json" >/dev/null; then ok
+else bad "plan nccl 2.21: $(gidenv)"; fi
+# Indices that differ across the node's rails: one NCCL_IB_GID_INDEX cannot serve.
+roce_tree gid-differ
+zero "$tmp/gid-differ" mlx5_1 3
+gid "$tmp/gid-differ" mlx5_1 5 0000:0000:0000:0000:0000:ffff:0a00:0001 "RoCE v2" eth1
+audit gid-differ
+conf 2.18.3
+plan gid-differ conf
+if [ "$(gidenv)" = none ] &&
+   jq -e '.warnings[] | select(.id == "nccl-gid-index" and (.message | test("NCCL 2.18 needs .*differ .*mlx5_0 3, mlx5_1 5")))' "$tmp/plan.json" >/dev/null &&
+   [ "$(sev gid-differ roce-gid)" = ok ]; then ok
+else bad "plan gid-differ: $(gidenv) $(jq -c .warnings "$tmp/plan.json")"; fi
+plan ib-ok
+if jq -e '[.ranks[].nics[]] | all(.link_layer == "InfiniBand" and .gid_index == null)' "$tmp/plan.json" >/dev/null &&
+   ! jq -e '.warnings[] | select(.id == "nccl-gid-index")' "$tmp/plan.json" >/dev/null; then ok
+else bad "plan ib-ok: $(jq -c '[.ranks[0].nics, .warnings]' "$tmp/plan.json")"; fi
+# A malformed nccl-version is the config's one-line error.
+conf 2.x
+if ! plan roce-ok conf && grep -q 'nccl.conf:1: expected nccl-version = MAJOR.MINOR' "$tmp/plan.err"; then ok
+else bad "bad nccl-version: $(cat "$tmp/plan.err")"; fi
 
 echo "check-fabric: $pass passed, $fail failed"
 [ "$fail" = 0 ]
