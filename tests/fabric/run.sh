@@ -15,7 +15,7 @@ FIX=$BUILD/fixtures
 pass=0
 fail=0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/railbind-fabric.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap '[ -n "${FABRIC_KEEP:-}" ] || rm -rf "$tmp"' EXIT INT TERM
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
@@ -263,6 +263,31 @@ else bad "rail-discards: $(head -c 300 "$tmp/errors2.json")"; fi
 "$RAILBIND" audit --json --input "$tmp/errors.xml" >"$tmp/again.json" 2>/dev/null
 if [ "$(jq -c .checks "$tmp/again.json")" = "$(jq -c .checks "$tmp/errors.json")" ]; then ok
 else bad "audit not repeatable"; fi
+
+# ---- railbind topo's NIC legend: link layer, state, rate, MTU ----
+"$RAILBIND" topo --input "$tmp/roce-ok.xml" >"$tmp/topo.txt" 2>&1
+"$RAILBIND" topo --input "$tmp/verbs.xml" >"$tmp/topo-verbs.txt" 2>&1
+if grep -q '^  NIC0: mlx5_0 .* Ethernet ACTIVE 400 Gb/s netdev MTU 9000$' "$tmp/topo.txt" &&
+   grep -q '^  NIC3: mlx5_3 .* Ethernet ACTIVE 400 Gb/s MTU 1024$' "$tmp/topo-verbs.txt" &&
+   "$RAILBIND" topo --input "$FIX/audit-ok.xml" | grep -q '^  NIC0: mlx5_0 *0000:05:00.0 ibp5s0$'; then ok
+else bad "topo legend: $(grep NIC "$tmp/topo.txt" "$tmp/topo-verbs.txt" | head -4)"; fi
+
+# ---- railbind fleet: the rails' fabric facts compared across nodes ----
+mkdir -p "$tmp/fleet"
+for n in 1 2 3; do cp "$tmp/roce-ok.xml" "$tmp/fleet/node$n.xml"; done
+roce_tree fw-old
+echo "28.36.1010" >"$tmp/fw-old/sys/class/infiniband/mlx5_1/fw_ver"
+audit fw-old
+cp "$tmp/fw-old.xml" "$tmp/fleet/node4.xml"
+cp "$tmp/mtu-mixed.xml" "$tmp/fleet/node5.xml"
+"$RAILBIND" fleet --json "$tmp/fleet" >"$tmp/fleet.json" 2>"$tmp/fleet.err"
+if jq -e '[.groups[].differences[] | select(.aspect == "rails")] |
+	(map(select(.subject == "rail 1 firmware" and .value == "28.36.1010" and .majority == "28.39.1002" and
+		(.consequence | test("slow node")))) | length == 1) and
+	(map(select(.subject == "rail 3 MTU" and .value == "1024" and .majority == "4096")) | length == 1) and
+	(map(select(.subject == "rail 3 netdev MTU" and .value == "1500")) | length == 1)' "$tmp/fleet.json" >/dev/null &&
+   [ "$(jq '[.groups[].differences[] | select(.aspect == "rails")] | length' "$tmp/fleet.json")" = 3 ]; then ok
+else bad "fleet: $(jq -c '[.groups[].differences[]]' "$tmp/fleet.json" 2>/dev/null) $(cat "$tmp/fleet.err")"; fi
 
 # ---- the plan: each rail's link layer and GID index; NCCL_IB_GID_INDEX ----
 conf() { echo "nccl-version = $1" >"$tmp/conf/nccl.conf"; }
