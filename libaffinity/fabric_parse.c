@@ -135,7 +135,7 @@ static int hexval(int c)
 
 int aff_fabric_parse_gid(const char *s, unsigned char raw[16])
 {
-	int g, k;
+	size_t g, k;
 
 	if (strlen(s) != 39)
 		return -EINVAL;
