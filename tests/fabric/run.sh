@@ -173,8 +173,15 @@ else bad "disabled: rc=$rc $(jq -c '.checks[] | select(.id == "rail-link")' "$tm
 roce_tree malformed
 echo "fe80::1" >"$tmp/malformed/sys/class/infiniband/mlx5_1/ports/1/gids/1"
 echo "RoCE v9" >"$tmp/malformed/sys/class/infiniband/mlx5_2/ports/1/gid_attrs/types/3"
+# A FIFO where a counter is (never blocks: read as empty) and a huge GID file.
+rm "$tmp/malformed/sys/class/infiniband/mlx5_3/ports/1/counters/port_rcv_errors"
+mkfifo "$tmp/malformed/sys/class/infiniband/mlx5_3/ports/1/counters/port_rcv_errors"
+head -c 1048576 /dev/zero | tr '\0' 'f' >"$tmp/malformed/sys/class/infiniband/mlx5_0/ports/1/gids/1"
 audit malformed
-if [ "$(sev malformed rail-link)" = warn,warn ] &&
+if [ "$(sev malformed rail-link)" = warn,warn,warn,warn ] &&
+   jq -e '[.checks[] | select(.id == "rail-link") | .message] |
+	(map(select(test("mlx5_3/ports/1/counters/port_rcv_errors: not a count"))) | length == 1) and
+	(map(select(test("mlx5_0/ports/1/gids/1: not a GID"))) | length == 1)' "$tmp/malformed.json" >/dev/null &&
    jq -e '[.checks[] | select(.id == "rail-link") | .message] |
 	(map(select(test("/sys/class/infiniband/mlx5_1/ports/1/gids/1: not a GID"))) | length == 1) and
 	(map(select(test("/sys/class/infiniband/mlx5_2/ports/1/gid_attrs/types/3: not"))) | length == 1)' \
