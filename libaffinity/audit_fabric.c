@@ -317,9 +317,15 @@ static int check_mtu(struct aff_audit *a)
 				   "the rails of this node move RDMA with different MTUs, %d to %d bytes", lo, hi);
 	}
 	json_object_put(per);
-	if (!rc && !known)
+	if (!rc && !known) {
+		hwloc_obj_t root = t->hw ? hwloc_get_root_obj(t->hw) : NULL;
+		const char *verbs = root ? hwloc_obj_get_info_by_name(root, AFF_INFO_VERBS) : NULL;
+
 		rc = aff_audit_undecided(a, "rail-mtu",
-			"no MTU recorded for the rail ports (libibverbs absent for the active MTU, and no RoCE netdev MTU)");
+			"no MTU recorded for the rail ports: the active MTU is libibverbs' (%s), and no RoCE netdev MTU was read",
+			!verbs ? "not asked: a snapshot or tree, or a node without RDMA devices" :
+			!strcmp(verbs, "absent") ? "not installed: rdma-core's libibverbs.so.1" : verbs);
+	}
 	return rc;
 }
 

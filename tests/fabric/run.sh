@@ -239,6 +239,12 @@ if RAILBIND_VERBS_LIBRARY=none "$VERBSFEED" "$tmp/roce-ok.xml" "$tmp/noverbs.xml
    ! grep -q 'ActiveMTU' "$tmp/noverbs.xml"; then ok
 else bad "no verbs library"; fi
 
+RAILBIND_VERBS_LIBRARY=none "$VERBSFEED" "$tmp/ib-ok.xml" "$tmp/ib-noverbs.xml"
+"$RAILBIND" audit --json --input "$tmp/ib-noverbs.xml" >"$tmp/ib-noverbs.json"
+if jq -e '.undecided[] | select(.id == "rail-mtu" and (.reason | test("not installed: rdma-core")))' \
+	"$tmp/ib-noverbs.json" >/dev/null; then ok
+else bad "no verbs: rail-mtu $(jq -c '.undecided' "$tmp/ib-noverbs.json")"; fi
+
 # ---- rail-errors ----
 ib_tree errors
 d=$tmp/errors/sys/class/infiniband
