@@ -272,6 +272,15 @@ echo "rail-discards = 200" >"$tmp/conf/railbind.conf"
 if [ "$(jq -r '[.checks[] | select(.id == "rail-errors") | .subject] | join(",")' "$tmp/errors2.json")" = "mlx5_0/1,mlx5_2/1" ]; then ok
 else bad "rail-discards: $(head -c 300 "$tmp/errors2.json")"; fi
 
+# A recorded attribute that does not parse: refused, one line naming it (exit 3).
+sed 's/value="3 RoCEv2 0000:0000:0000:0000:0000:ffff:0a00:0000 eth0"/value="3 RoCEv9 ::1 eth0"/' \
+	"$tmp/roce-ok.xml" >"$tmp/badattr.xml"
+"$RAILBIND" audit --json --input "$tmp/badattr.xml" >"$tmp/badattr.json" 2>"$tmp/badattr.err"
+rc=$?
+if [ "$rc" = 3 ] && [ "$(wc -l <"$tmp/badattr.err")" = 1 ] &&
+   grep -q 'badattr.xml: RailbindPort1GID="3 RoCEv9 ::1 eth0" does not parse on mlx5_0' "$tmp/badattr.err"; then ok
+else bad "bad attribute: rc=$rc $(cat "$tmp/badattr.err")"; fi
+
 # ---- offline sees what live saw: the same findings twice ----
 "$RAILBIND" audit --json --input "$tmp/errors.xml" >"$tmp/again.json" 2>/dev/null
 if [ "$(jq -c .checks "$tmp/again.json")" = "$(jq -c .checks "$tmp/errors.json")" ]; then ok
