@@ -221,9 +221,10 @@ static int counters(struct port_ctx *pc)
 	return rc;
 }
 
-int aff_annotate_port_fabric(struct annotator *an, hwloc_obj_t obj, unsigned port)
+int aff_annotate_port_fabric(struct annotator *an, hwloc_obj_t obj, const char *dev,
+			     unsigned port)
 {
-	struct port_ctx pc = { .an = an, .obj = obj, .dev = obj->name, .port = port };
+	struct port_ctx pc = { .an = an, .obj = obj, .dev = dev, .port = port };
 	int rc;
 
 	rc = link_layer(&pc);
@@ -243,7 +244,7 @@ int aff_annotate_port_fabric(struct annotator *an, hwloc_obj_t obj, unsigned por
 }
 
 /* The device's own files: fw_ver, board_id (printable, at most 63 bytes). */
-int aff_annotate_rdma_device(struct annotator *an, hwloc_obj_t obj)
+int aff_annotate_rdma_device(struct annotator *an, hwloc_obj_t obj, const char *dev)
 {
 	static const struct {
 		const char *file, *info;
@@ -256,7 +257,7 @@ int aff_annotate_rdma_device(struct annotator *an, hwloc_obj_t obj)
 	int rc = 0;
 
 	for (k = 0; k < 2 && !rc; k++) {
-		snprintf(rel, sizeof(rel), "/sys/class/infiniband/%s/%s", obj->name, files[k].file);
+		snprintf(rel, sizeof(rel), "/sys/class/infiniband/%s/%s", dev, files[k].file);
 		if (aff_sysfs_rooted_read(an, rel, buf, sizeof(buf)) < 0 || !buf[0])
 			continue;
 		if (strlen(buf) >= 64 || !valid_token(buf)) {

@@ -81,12 +81,20 @@ static int one_device(struct verbs *v, struct ibv_device *dev, hwloc_obj_t os)
 	return rc;
 }
 
+/* The RDMA device whose ports @os carries: its own, or a soft one on a netdev. */
+static const char *rdma_name(hwloc_obj_t os)
+{
+	if (aff_is_openfabrics(os))
+		return os->name;
+	return hwloc_obj_get_info_by_name(os, AFF_INFO_RDMA_DEVICE);
+}
+
 static bool any_openfabrics(hwloc_topology_t topo)
 {
 	hwloc_obj_t o;
 
 	for (o = NULL; (o = hwloc_get_next_osdev(topo, o));)
-		if (aff_is_openfabrics(o))
+		if (rdma_name(o))
 			return true;
 	return false;
 }
@@ -126,7 +134,7 @@ int aff_discover_verbs(hwloc_topology_t topo)
 		const char *name = v.name(list[i]);
 
 		for (os = NULL; name && !rc && (os = hwloc_get_next_osdev(topo, os));)
-			if (aff_is_openfabrics(os) && os->name && !strcmp(os->name, name))
+			if (rdma_name(os) && !strcmp(rdma_name(os), name))
 				rc = one_device(&v, list[i], os);
 	}
 	v.free_list(list);

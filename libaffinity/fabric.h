@@ -21,6 +21,9 @@
  *				(64: hw_counters/NAME, preferred where the driver has it)
  *	RailbindPortNMalformed	repeated: "FILE: why", a file that did not parse
  *  on the device: RailbindFirmware (fw_ver), RailbindBoardId (board_id)
+ *  on a PCI NIC's network OS device: RailbindRDMADevice, the software RDMA
+ *	device (rxe, siw) on that netdev, which hwloc does not report; its
+ *	ports' attributes (these and RailbindPortNState, ...) are on that OS device
  *  on the Machine: RailbindVerbs: "ok", "absent" or "failed WHY"
  *
  * fabric_info.c reads them back into struct aff_fabric_port (source_hwloc.c
@@ -37,6 +40,8 @@
 #define AFF_INFO_FW_VER			"RailbindFirmware"
 #define AFF_INFO_BOARD_ID		"RailbindBoardId"
 #define AFF_INFO_VERBS			"RailbindVerbs"
+/* On a PCI NIC's network OS device: the software RDMA device (rxe0) on it. */
+#define AFF_INFO_RDMA_DEVICE		"RailbindRDMADevice"
 /* Port attributes: "RailbindPort" N and one of these (aff_port_info_name()). */
 #define AFF_PORT_LINK_LAYER	"LinkLayer"
 #define AFF_PORT_PHYS_STATE	"PhysState"

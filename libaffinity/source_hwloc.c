@@ -136,12 +136,12 @@ static int state_port(const char *name)
 	return strcmp(end, "State") || n < 1 || n > 255 ? 0 : (int)n;
 }
 
-static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
+static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, const char *name, int port)
 {
 	char key[64], why[120];
 	int r, state;
 
-	r = aff_topo_add_rail(t, dev, os->name, port, true);
+	r = aff_topo_add_rail(t, dev, name, port, true);
 	if (r < 0)
 		return r;
 	t->rail[r].guid = guid_of(info(os, "NodeGUID"));
@@ -163,7 +163,7 @@ static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
 	t->rail[r].subnet = gid_prefix(info(os, key));
 	state = aff_fabric_port_load(os, (unsigned)port, &t->rail[r].fab, why, sizeof(why));
 	if (state == -EINVAL)
-		snprintf(t->bad_info, sizeof(t->bad_info), "%s on %s", why, os->name);
+		snprintf(t->bad_info, sizeof(t->bad_info), "%s on %s", why, name);
 	return state < 0 ? state : r;
 }
 
@@ -172,7 +172,7 @@ static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
  * reports, each with its own state and rate: NCCL uses the ports of a
  * multi-port device one by one. A device reporting none is one port 1.
  */
-static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
+static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os, const char *name)
 {
 	unsigned char seen[256] = { 0 };
 	unsigned i;
@@ -185,11 +185,11 @@ static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
 		if (!seen[port])
 			continue;
 		any = 1;
-		r = add_port(t, dev, os, port);
+		r = add_port(t, dev, os, name, port);
 		if (r < 0)
 			return r;
 	}
-	return any ? 0 : add_port(t, dev, os, 1);
+	return any ? 0 : add_port(t, dev, os, name, 1);
 }
 
 /* A compute OS device: not a bare DRM card, which any display has. */
@@ -236,8 +236,12 @@ static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
 			if (!(t->dev[i].netdev = strdup(os->name)))
 				return -ENOMEM;
 		}
-		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
-			int rc = add_openfabrics(t, i, os);
+		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ||
+		    (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK &&
+		     aff_is_verbs_name(info(os, AFF_INFO_RDMA_DEVICE)))) {
+			int rc = add_openfabrics(t, i, os, os->attr->osdev.type ==
+						 HWLOC_OBJ_OSDEV_OPENFABRICS ? os->name :
+						 info(os, AFF_INFO_RDMA_DEVICE));
 
 			if (rc < 0)
 				return rc;

@@ -343,6 +343,25 @@ plan ib-ok
 if jq -e '[.ranks[].nics[]] | all(.link_layer == "InfiniBand" and .gid_index == null)' "$tmp/plan.json" >/dev/null &&
    ! jq -e '.warnings[] | select(.id == "nccl-gid-index")' "$tmp/plan.json" >/dev/null; then ok
 else bad "plan ib-ok: $(jq -c '[.ranks[0].nics, .warnings]' "$tmp/plan.json")"; fi
+# Soft-RoCE on a plain Ethernet NIC (gpu-only's enp4s0): hwloc reports no OS
+# device for rxe0 (no device link), its `parent` names the netdev, and the
+# NIC becomes an RDMA rail named rxe0 with the port's facts.
+R=$tmp/soft
+port "$R" rxe0 Ethernet "4: ACTIVE" "5: LinkUp" 0x0 0x0
+echo enp4s0 >"$R/sys/class/infiniband/rxe0/parent"
+gid "$R" rxe0 0 fe80:0000:0000:0000:5054:00ff:fe12:3456 "IB/RoCE v1" enp4s0
+gid "$R" rxe0 1 fe80:0000:0000:0000:5054:00ff:fe12:3456 "RoCE v2" enp4s0
+gid "$R" rxe0 2 0000:0000:0000:0000:0000:ffff:0a0b:0002 "IB/RoCE v1" enp4s0
+gid "$R" rxe0 3 0000:0000:0000:0000:0000:ffff:0a0b:0002 "RoCE v2" enp4s0
+netmtu "$R" enp4s0 1500
+"$KMODFEED" "$FIX/gpu-only.xml" "$R" "$tmp/soft.xml" >/dev/null 2>"$tmp/soft.err"
+"$RAILBIND" plan --json --input "$tmp/soft.xml" >"$tmp/plan.json" 2>"$tmp/plan.err"
+if grep -q 'name="RailbindRDMADevice" value="rxe0"' "$tmp/soft.xml" &&
+   jq -e '[.ranks[].nics[]] | length > 0 and all(.name == "rxe0" and .netdev == "enp4s0" and
+	.link_layer == "Ethernet" and .gid_index == 3)' "$tmp/plan.json" >/dev/null &&
+   jq -e '.ranks[0].env.NCCL_IB_HCA == "=rxe0:1"' "$tmp/plan.json" >/dev/null; then ok
+else bad "soft-roce rail: $(cat "$tmp/soft.err") $(jq -c '[.ranks[0].nics, .ranks[0].env.NCCL_IB_HCA]' "$tmp/plan.json")"; fi
+
 # A malformed nccl-version is the config's one-line error.
 conf 2.x
 if ! plan roce-ok conf && grep -q 'nccl.conf:1: expected nccl-version = MAJOR.MINOR' "$tmp/plan.err"; then ok
