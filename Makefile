@@ -50,7 +50,7 @@ TEST_LIBS := $(DEP_LIBS) $(HWLOC_LIBS)
 # client, the binding); what they all use.
 LIBAFF_SRCS := source.c source_hwloc.c source_nccl.c source_kmod.c source_kmod_generation.c \
 	model.c model_classify.c model_switches.c model_paths.c model_bandwidth.c model_rank.c \
-	plan.c plan_assign.c plan_cpusplit.c plan_judge.c plan_env.c plan_uverbs.c out_json.c \
+	plan.c plan_assign.c plan_cpusplit.c plan_judge.c plan_env.c plan_gid.c plan_uverbs.c out_json.c \
 	client.c client_binding.c apply.c ctx.c err.c config.c xml_lazy.c hwloc_lazy.c
 # Reading a file (every input), hwloc's import contained in a child process.
 LIBAFF_SRCS += fileio.c source_hwloc_import.c child_limits.c
@@ -147,6 +147,7 @@ CHECKS :=
 -include $(TOP)/tests/optics/optics.mk
 -include $(TOP)/tests/dcb/dcb.mk
 -include $(TOP)/tests/nccllog/nccllog.mk
+-include $(TOP)/tests/fabric/fabric.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

@@ -39,6 +39,21 @@ cpumask)
 	seed short '1,0'
 	seed bad 'fffffffff,'
 	;;
+fabric)
+	# The first byte picks the parser (fuzz_fabric.c): state, lid, rate,
+	# GID, GID type, count, GID attribute, counter attribute.
+	seed state '\00004: ACTIVE'
+	seed phys '\00007: Phy Test'
+	seed lid '\00010x1a'
+	seed rate '\0002400 Gb/sec (4X NDR)'
+	seed gid '\0003fe80:0000:0000:0000:0002:c903:0031:7e91'
+	seed gid4 '\00030000:0000:0000:0000:0000:ffff:0a00:0001'
+	seed type '\0004RoCE v2'
+	seed mtu '\00059000'
+	seed gidinfo '\00063 RoCEv2 0000:0000:0000:0000:0000:ffff:0a00:0001 eth0'
+	seed ctr '\0007symbol_error 65535 16'
+	seed bad '\0006-1 RoCEv9 fe80::1 -'
+	;;
 kmod_snapshot)
 	# The ABI's example, its end line corrected to count the lines given.
 	awk '/^```/ { if (on) exit; n++; if (n == 3) on = 1; next } on' \

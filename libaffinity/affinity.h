@@ -109,6 +109,10 @@ enum aff_load_flags {
 	 * the driver exposes it) through DCB netlink, which needs no privilege,
 	 * for the audit's roce-lossless and pause-storm checks.
 	 * No effect on a file. Since: 1.7
+	 * With AFF_LOAD_GPU_LIBS or this flag the live node (real root only)
+	 * also asks libibverbs, dlopen()ed where rdma-core is installed, for
+	 * each rail port's active and max MTU (RailbindVerbs says whether it
+	 * could). Since: 1.8
 	 */
 	AFF_LOAD_OPTICS = 1ul << 3,
 };

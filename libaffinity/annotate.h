@@ -77,6 +77,19 @@ int aff_annotate_pci(struct annotator *an, hwloc_obj_t obj);
 /* annotate_rdma.c: the ports of an OpenFabrics OS device. */
 bool aff_is_openfabrics(hwloc_obj_t obj);
 int aff_annotate_rdma(struct annotator *an, hwloc_obj_t obj);
+/*
+ * annotate_rdma.c: a software RDMA device (rxe, siw) on a PCI NIC's netdev,
+ * which hwloc leaves out (it has no PCI parent of its own): its ports
+ * annotated onto that netdev's OS device, named by RailbindRDMADevice.
+ */
+int aff_annotate_soft_rdma(struct annotator *an, hwloc_topology_t topo);
+/*
+ * annotate_port.c: a port's fabric facts, the device's firmware and board id
+ * (fabric.h), of RDMA device @dev, onto @obj.
+ */
+int aff_annotate_port_fabric(struct annotator *an, hwloc_obj_t obj, const char *dev,
+			     unsigned port);
+int aff_annotate_rdma_device(struct annotator *an, hwloc_obj_t obj, const char *dev);
 /* annotate_host.c: the Machine: hostname, module, peer memory, health, peers. */
 int aff_annotate_host(struct annotator *an, hwloc_obj_t obj);
 

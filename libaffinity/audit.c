@@ -143,6 +143,8 @@ AFF_EXPORT int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsig
 	if (!rc)
 		rc = aff_audit_slurm(a);
 	if (!rc)
+		rc = aff_audit_fabric(a);
+	if (!rc)
 		rc = aff_audit_roce(a);
 	/* A check that neither found anything nor gave up passed: say so. */
 	for (k = 0; !rc && k < AFF_AUDIT_NCHECKS; k++)

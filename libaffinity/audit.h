@@ -43,7 +43,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 18
+#define AFF_AUDIT_NCHECKS 23
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
@@ -115,5 +115,7 @@ int aff_audit_optics(struct aff_audit *a);
 int aff_audit_roce(struct aff_audit *a);
 /* slurm-gres: the node's gres.conf against the hardware (audit_slurm.c). */
 int aff_audit_slurm(struct aff_audit *a);
+/* ib-subnet-manager, rail-link, roce-gid, rail-mtu, rail-errors (audit_fabric.c). */
+int aff_audit_fabric(struct aff_audit *a);
 
 #endif /* AFF_AUDIT_H */

@@ -22,6 +22,7 @@ const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 	"transceiver",
 	"rails-asymmetric",
 	"slurm-gres",
+	"ib-subnet-manager", "rail-link", "roce-gid", "rail-mtu", "rail-errors",
 	"roce-lossless", "pause-storm",
 };
 

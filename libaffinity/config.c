@@ -165,6 +165,8 @@ static const struct {
 	[AFF_LIMIT_HEALTH_INTERVAL] = { "health-interval", 10 },
 	/* A link kept paused sends thousands a second; congestion, tens to hundreds. */
 	[AFF_LIMIT_PAUSE_PER_SEC] = { "pause-frames-per-second", 1000 },
+	[AFF_LIMIT_RAIL_ERRORS] = { "rail-errors", 10 },
+	[AFF_LIMIT_RAIL_DISCARDS] = { "rail-discards", 100 },
 };
 
 unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l)
@@ -216,6 +218,21 @@ static int parse_health_limit(struct aff_config *conf, const char *key, const ch
 	conf->health_limit[l] = v;
 	conf->health_set |= 1u << l;
 	return 1;
+}
+
+/* "2.18.3" or "2.21": NCCL_VERSION_CODE's form, major * 10000 + minor * 100 + patch. */
+static int parse_nccl_version(struct aff_config *conf, const char *value, const char **expect)
+{
+	unsigned major, minor, patch = 0;
+	int n = -1;
+
+	*expect = "nccl-version = MAJOR.MINOR[.PATCH], e.g. 2.21.5";
+	if (!isdigit((unsigned char)*value) ||
+	    (sscanf(value, "%3u.%3u%n.%3u%n", &major, &minor, &n, &patch, &n) < 2) || n < 0 ||
+	    value[n] || major < 2 || major > 99 || minor > 99 || patch > 99)
+		return -EINVAL;
+	conf->nccl_version = major * 10000 + minor * 100 + patch;
+	return 0;
 }
 
 static int parse_line(struct aff_config *conf, char *line, const char **expect)
@@ -301,11 +318,13 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		conf->roce_trust = !strcmp(value, "dscp") ? AFF_TRUST_DSCP : AFF_TRUST_PCP;
 		return 0;
 	}
+	if (!strcmp(key, "nccl-version"))
+		return parse_nccl_version(conf, value, expect);
 	if (!strcmp(key, "max-input-size")) {
 		*expect = "max-input-size = bytes, with K, M or G (1024-based), from 1M to 1G, e.g. 64M";
 		return parse_size(value, &conf->max_input_size);
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval, roce-priority, roce-trust, pause-frames-per-second";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval, roce-priority, roce-trust, pause-frames-per-second, rail-errors, rail-discards, nccl-version";
 	return -EINVAL;
 }
 

@@ -30,7 +30,9 @@ struct aff_idmatch {
 enum aff_health_limit {
 	AFF_LIMIT_PCIE_COR_PER_MIN, AFF_LIMIT_PCIE_NONFATAL, AFF_LIMIT_PCIE_FATAL,
 	AFF_LIMIT_LINK_FLAPPING, AFF_LIMIT_PORT_FLAPPING, AFF_LIMIT_HEALTH_INTERVAL,
-	AFF_LIMIT_PAUSE_PER_SEC, AFF_LIMIT_N
+	AFF_LIMIT_PAUSE_PER_SEC,
+	/* rail-errors, rail-discards: the audit's rail-errors (audit_fabric.c). */
+	AFF_LIMIT_RAIL_ERRORS, AFF_LIMIT_RAIL_DISCARDS, AFF_LIMIT_N
 };
 
 struct aff_config {
@@ -53,6 +55,8 @@ struct aff_config {
 	bool roce_priority_set;
 	unsigned roce_priority;
 	enum { AFF_TRUST_UNSET, AFF_TRUST_DSCP, AFF_TRUST_PCP } roce_trust;
+	/* nccl-version: the jobs' NCCL as 21803 for 2.18.3 (NCCL_VERSION_CODE); 0 unknown. */
+	unsigned nccl_version;
 };
 
 struct aff_ctx {

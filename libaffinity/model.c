@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gpu_ident.h"
+#include "fabric.h"
 #include "model.h"
 
 /*
@@ -251,6 +252,7 @@ static void rail_clear(struct aff_rail *r)
 	free(r->name);
 	free(r->hca);
 	free(r->port_state);
+	aff_fabric_port_free(r->fab);
 }
 
 /* HPE Cray Cassini (Slingshot) shows as a plain network device in hwloc but

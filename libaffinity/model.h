@@ -138,6 +138,8 @@ struct aff_rail {
 	unsigned long long guid;	/* node GUID, 0 when unknown */
 	/* The port's IB subnet prefix (its GID 0's upper half), 0 unknown. */
 	unsigned long long subnet;
+	/* The port as the fabric sees it (fabric.h), NULL when the source has none. */
+	struct aff_fabric_port *fab;
 };
 
 /* A NIC railbind.conf's exclude-nic took out of the model. */

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "audit.h"
+#include "fabric.h"
 #include "model.h"
 
 static void put(struct json_object *facts, const char *key, const char *value)
@@ -114,8 +115,54 @@ static int machine(const struct aff_topo *t, struct json_object *m)
  * so each is told by what matters to the pairing and not by its name, which
  * may differ between node models: link layer, rate, NUMA node and the first
  * GPU it is closest to (GPU indices are PCI order too). The link layer is
- * read from the netdev name (IPoIB interfaces are ib*); no netdev: unknown.
+ * the port's (link_layer) where discovery read it, else guessed from the
+ * netdev name (IPoIB interfaces are ib*); no netdev: unknown. Rails with
+ * fabric facts also give their MTU, GID, width and speed, firmware and
+ * board id: a node whose firmware or MTU differs is the classic slow one.
  */
+/* What the fabric sees of rail @n, where discovery read it (fabric.h). */
+static void fabric_facts(const struct aff_fabric_port *f, size_t n, struct json_object *out)
+{
+	char key[48], val[96];
+	bool v2 = false, v2addr = false;
+	size_t i;
+	int g = aff_fabric_roce_v2_ipv4(f);
+
+	/* The MTU RDMA moves with: verbs' active MTU, else what the RoCE netdev's gives. */
+	int mtu = f->active_mtu ? f->active_mtu :
+		  !strcmp(f->link_layer, "Ethernet") ? aff_roce_mtu_of_netdev(f->netdev_mtu) : 0;
+
+	snprintf(key, sizeof(key), "rail %zu MTU", n);
+	snprintf(val, sizeof(val), "%d", mtu);
+	put(out, key, mtu ? val : NULL);
+	snprintf(key, sizeof(key), "rail %zu netdev MTU", n);
+	snprintf(val, sizeof(val), "%d", f->netdev_mtu);
+	put(out, key, f->netdev_mtu ? val : NULL);
+	if (!strcmp(f->link_layer, "Ethernet")) {
+		for (i = 0; i < f->ngid; i++)
+			if (f->gid[i].type == AFF_GID_ROCE_V2) {
+				v2 = true;
+				v2addr |= aff_gid_has_address(f->gid[i].raw);
+			}
+		if (g >= 0)
+			snprintf(val, sizeof(val), "RoCE v2 IPv4 at index %d", g);
+		else
+			snprintf(val, sizeof(val), "%s", v2addr ? "RoCE v2 IPv6 only" :
+				 v2 ? "RoCE v2 without an address" : "no RoCE v2");
+	} else {
+		snprintf(val, sizeof(val), "%s", f->link_layer[0] ? "IB" : "unknown");
+	}
+	snprintf(key, sizeof(key), "rail %zu GID", n);
+	put(out, key, val);
+	snprintf(key, sizeof(key), "rail %zu width", n);
+	snprintf(val, sizeof(val), "%s %s", f->width, f->speed);
+	put(out, key, f->width[0] ? val : NULL);
+	snprintf(key, sizeof(key), "rail %zu firmware", n);
+	put(out, key, f->fw[0] ? f->fw : NULL);
+	snprintf(key, sizeof(key), "rail %zu board", n);
+	put(out, key, f->board[0] ? f->board : NULL);
+}
+
 static void rails(const struct aff_topo *t, struct json_object *out)
 {
 	char key[32], val[160], rate[32], gpu[48], node[16];
@@ -149,11 +196,16 @@ static void rails(const struct aff_topo *t, struct json_object *out)
 		if (numa >= 0)
 			snprintf(node, sizeof(node), "%d", numa);
 		snprintf(val, sizeof(val), "%s, %s, NUMA node %s, %s",
+			 r->fab && r->fab->link_layer[0] ?
+			 (!strcmp(r->fab->link_layer, "InfiniBand") ? "InfiniBand" : "Ethernet (RoCE)") :
 			 !d->netdev ? "link layer unknown" :
 			 !strncmp(d->netdev, "ib", 2) ? "InfiniBand" : "Ethernet (RoCE)",
 			 rate, numa >= 0 ? node : "unknown", gpu);
-		snprintf(key, sizeof(key), "rail %zu", n++);
+		snprintf(key, sizeof(key), "rail %zu", n);
 		put(out, key, val);
+		if (r->fab)
+			fabric_facts(r->fab, n, out);
+		n++;
 	}
 	snprintf(val, sizeof(val), "%zu", n);
 	put(out, "count", val);

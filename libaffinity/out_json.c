@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "dra.h"
+#include "fabric.h"
 #include "gpu_ident.h"
 #include "plan.h"
 
@@ -38,6 +39,38 @@ static struct json_object *cpus_of(const struct aff_topo *t, int loc)
 static void add(struct json_object *o, const char *key, struct json_object *v)
 {
 	json_object_object_add(o, key, v);
+}
+
+/* A RoCE rail's RoCE v2 IPv4 GID index; null on InfiniBand, unknown or none. */
+static struct json_object *gid_index_json(const struct aff_rail *r)
+{
+	int g = r->fab && !strcmp(r->fab->link_layer, "Ethernet") ?
+		aff_fabric_roce_v2_ipv4(r->fab) : -1;
+
+	return g >= 0 ? json_object_new_int(g) : NULL;
+}
+
+static struct json_object *int_or_null(int v)
+{
+	return v > 0 ? json_object_new_int(v) : NULL;
+}
+
+/* The port's fabric facts (fabric.h), null each when unknown. */
+static void add_fabric(struct json_object *j, const struct aff_rail *r)
+{
+	const struct aff_fabric_port *f = r->fab;
+
+	add(j, "link_layer", str_or_null(f ? f->link_layer : NULL));
+	add(j, "phys_state", str_or_null(f && f->phys_state >= 0 ? f->phys_name : NULL));
+	add(j, "width", str_or_null(f ? f->width : NULL));
+	add(j, "speed", str_or_null(f ? f->speed : NULL));
+	add(j, "active_mtu", int_or_null(f ? f->active_mtu : 0));
+	add(j, "max_mtu", int_or_null(f ? f->max_mtu : 0));
+	add(j, "port_netdev", str_or_null(f ? f->netdev : NULL));
+	add(j, "netdev_mtu", int_or_null(f ? f->netdev_mtu : 0));
+	add(j, "gid_index", gid_index_json(r));
+	add(j, "firmware", str_or_null(f ? f->fw : NULL));
+	add(j, "board_id", str_or_null(f ? f->board : NULL));
 }
 
 /* A rate (Gb/s) or bandwidth (GB/s); null when unknown or unbounded. */
@@ -148,6 +181,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "rdma", json_object_new_boolean(rl->rdma));
 		add(j, "port_state", str_or_null(rl->port_state));
 		add(j, "rate", number(rl->rate));
+		add_fabric(j, rl);
 		add(j, "excluded", str_or_null(aff_excl_name(rl->excl)));
 		add(j, "dra", aff_dra_attrs(t, rl->dev, (int)r, false));
 		json_object_array_add(nics, j);
@@ -239,6 +273,8 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));
 		add(n, "nccl_path", path_json(aff_nccl_rail_path(t, t->gpus[rk->gpu],
 								  rk->rails.rail[i])));
+		add(n, "link_layer", str_or_null(r->fab ? r->fab->link_layer : NULL));
+		add(n, "gid_index", gid_index_json(r));
 		add(n, "bandwidth", number(aff_pair_bw(t, t->gpus[rk->gpu],
 						       rk->rails.rail[i])));
 		json_object_array_add(nics, n);

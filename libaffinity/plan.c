@@ -153,6 +153,8 @@ static int plan_compute(struct aff_plan *p, const struct aff_plan_spec *spec,
 			goto out;
 	rc = aff_plan_node_env(p);
 	if (!rc)
+		rc = aff_plan_gid_env(p);
+	if (!rc)
 		rc = aff_plan_uverbs(p);
 	if (!rc)
 		rc = aff_assign_rails(t, gpu, n, rails);

@@ -114,6 +114,7 @@ struct aff_plan {
 	int ucx_rails;		/* entries of ucx_node */
 	bool ucx_per_rank;	/* every rail reaches every peer: the rank's own */
 	bool *node_rail;	/* per topo rail: some GPU of the node is planned on it */
+	char nccl_gid_index[12];	/* plan_gid.c: NCCL_IB_GID_INDEX's value, "" not set */
 	struct aff_uverbs *uverbs;	/* live node only, else NULL */
 	size_t nuverbs;
 };
@@ -129,6 +130,8 @@ int aff_plan_rank_env_build(const struct aff_plan *p, size_t k, struct aff_rank 
  * process can open (uverbs), and a warning when not all.
  */
 int aff_plan_uverbs(struct aff_plan *p);
+/* plan_gid.c: NCCL_IB_GID_INDEX, or the warning why not (after aff_plan_node_env). */
+int aff_plan_gid_env(struct aff_plan *p);
 /* NCCL_IB_HCA or NCCL_SOCKET_IFNAME names the rail (topo->rail index). */
 bool aff_plan_env_lists(const struct aff_plan *p, int rail);
 

@@ -28,6 +28,7 @@
  *   share one configured IB subnet prefix; else the node's rails and
  *   UCX_MAX_RNDV_RAILS=1, so that UCX finds a reachable pair and sends
  *   each transfer over one rail rather than also over a far one.
+ * - NCCL_IB_GID_INDEX: plan_gid.c says when.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -282,6 +283,8 @@ int aff_plan_rank_env_build(const struct aff_plan *p, size_t k, struct aff_rank 
 		rc |= set_env(&rk->env, &n, "NCCL_IB_HCA", p->nccl_ib_hca);
 	if (p->socket_ifname)
 		rc |= set_env(&rk->env, &n, "NCCL_SOCKET_IFNAME", p->socket_ifname);
+	if (p->nccl_gid_index[0])
+		rc |= set_env(&rk->env, &n, "NCCL_IB_GID_INDEX", p->nccl_gid_index);
 	if (ucx.n) {
 		rc |= set_env(&rk->env, &n, "UCX_NET_DEVICES", ucx.s);
 	} else if (p->ucx_node) {

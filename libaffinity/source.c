@@ -120,6 +120,12 @@ static int discover(const struct aff_ctx *ctx, unsigned long flags, hwloc_topolo
 		hwloc_topology_destroy(*hw);
 		return aff_seterr(err, errlen, ENOMEM, "live node: out of memory");
 	}
+	/* libibverbs with the other vendor libraries: an IB port's MTU is verbs-only. */
+	if ((flags & (AFF_LOAD_GPU_LIBS | AFF_LOAD_OPTICS)) &&
+	    (!ctx->root || !*ctx->root || !strcmp(ctx->root, "/")) && aff_discover_verbs(*hw) < 0) {
+		hwloc_topology_destroy(*hw);
+		return aff_seterr(err, errlen, ENOMEM, "live node: out of memory");
+	}
 	if ((flags & AFF_LOAD_OPTICS) && (aff_discover_optics(*hw, ctx->root, rep) < 0 ||
 					  aff_discover_dcb(*hw, ctx->root, rep) < 0)) {
 		hwloc_topology_destroy(*hw);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "gpu_ident.h"
 #include "model.h"
 #include "optics_info.h"
@@ -135,12 +136,12 @@ static int state_port(const char *name)
 	return strcmp(end, "State") || n < 1 || n > 255 ? 0 : (int)n;
 }
 
-static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
+static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, const char *name, int port)
 {
-	char key[64];
+	char key[64], why[120];
 	int r, state;
 
-	r = aff_topo_add_rail(t, dev, os->name, port, true);
+	r = aff_topo_add_rail(t, dev, name, port, true);
 	if (r < 0)
 		return r;
 	t->rail[r].guid = guid_of(info(os, "NodeGUID"));
@@ -160,7 +161,10 @@ static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
 	t->rail[r].rate = info_double(os, key);
 	snprintf(key, sizeof(key), "Port%dGID0", port);
 	t->rail[r].subnet = gid_prefix(info(os, key));
-	return r;
+	state = aff_fabric_port_load(os, (unsigned)port, &t->rail[r].fab, why, sizeof(why));
+	if (state == -EINVAL)
+		snprintf(t->bad_info, sizeof(t->bad_info), "%s on %s", why, name);
+	return state < 0 ? state : r;
 }
 
 /*
@@ -168,7 +172,7 @@ static int add_port(struct aff_topo *t, int dev, hwloc_obj_t os, int port)
  * reports, each with its own state and rate: NCCL uses the ports of a
  * multi-port device one by one. A device reporting none is one port 1.
  */
-static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
+static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os, const char *name)
 {
 	unsigned char seen[256] = { 0 };
 	unsigned i;
@@ -181,11 +185,11 @@ static int add_openfabrics(struct aff_topo *t, int dev, hwloc_obj_t os)
 		if (!seen[port])
 			continue;
 		any = 1;
-		r = add_port(t, dev, os, port);
+		r = add_port(t, dev, os, name, port);
 		if (r < 0)
 			return r;
 	}
-	return any ? 0 : add_port(t, dev, os, 1);
+	return any ? 0 : add_port(t, dev, os, name, 1);
 }
 
 /* A compute OS device: not a bare DRM card, which any display has. */
@@ -232,9 +236,15 @@ static int add_pcidev(struct aff_topo *t, hwloc_obj_t o, int parent)
 			if (!(t->dev[i].netdev = strdup(os->name)))
 				return -ENOMEM;
 		}
-		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
-			if (add_openfabrics(t, i, os) < 0)
-				return -ENOMEM;
+		if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ||
+		    (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK &&
+		     aff_is_verbs_name(info(os, AFF_INFO_RDMA_DEVICE)))) {
+			int rc = add_openfabrics(t, i, os, os->attr->osdev.type ==
+						 HWLOC_OBJ_OSDEV_OPENFABRICS ? os->name :
+						 info(os, AFF_INFO_RDMA_DEVICE));
+
+			if (rc < 0)
+				return rc;
 			rdma = true;
 		}
 	}

@@ -96,6 +96,9 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 		if (ret < 0)
 			goto out;
 	}
+	ret = aff_annotate_soft_rdma(&an, topo);
+	if (ret < 0)
+		goto out;
 	ret = aff_annotate_host(&an, hwloc_get_root_obj(topo));
 	if (ret < 0)
 		goto out;

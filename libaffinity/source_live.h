@@ -102,6 +102,12 @@ int aff_discover_optics(hwloc_topology_t topo, const char *root, struct aff_disc
  * (annotate_dcb.c). Needs no privilege. 0 or -ENOMEM.
  */
 int aff_discover_dcb(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep);
+/*
+ * aff_discover_verbs - each rail port's active and max MTU from libibverbs,
+ * dlopen()ed now (annotate_port_verbs.c); RailbindVerbs on the Machine says
+ * whether it could. The live node only: the caller checks the root.
+ */
+int aff_discover_verbs(hwloc_topology_t topo);
 
 /*
  * Export @topo as hwloc v2 XML to @path atomically: a temporary file in the same

@@ -5,6 +5,9 @@
 
 LIBAFF_SRCS += source_live.c sysfs.c annotate_pci.c annotate_rdma.c annotate_host.c annotate_health.c \
 	pcicfg.c out_snapshot.c
+# Rail ports as the fabric sees them (fabric.h): sysfs, libibverbs (dlopen()ed,
+# its header only), read back for the audit's fabric checks.
+LIBAFF_SRCS += fabric_parse.c fabric_info.c annotate_port.c annotate_port_verbs.c audit_fabric.c
 # Transceivers: module EEPROM through ethtool netlink (libmnl) or the ioctl,
 # decoded per SFF-8472, SFF-8636 and CMIS; the audit's transceiver check.
 LIBAFF_SRCS += optics_decode.c optics_sff8472.c optics_sff8636.c optics_cmis.c optics_read.c \
@@ -36,6 +39,7 @@ $(BUILD)/tests/unit/test_pcicfg: $(DISCOVER_OBJDIR)/test_pcicfg.o $(DISCOVER_OBJ
 $(BUILD)/tests/unit/test_discover: $(DISCOVER_OBJDIR)/test_discover.o \
 		$(DISCOVER_OBJDIR)/source_live.o $(DISCOVER_OBJDIR)/sysfs.o \
 		$(DISCOVER_OBJDIR)/annotate_pci.o $(DISCOVER_OBJDIR)/annotate_rdma.o \
+		$(DISCOVER_OBJDIR)/annotate_port.o $(DISCOVER_OBJDIR)/fabric_parse.o \
 		$(DISCOVER_OBJDIR)/annotate_host.o $(DISCOVER_OBJDIR)/pcicfg.o \
 		$(DISCOVER_OBJDIR)/out_snapshot.o $(DISCOVER_OBJDIR)/source_kmod.o \
 		$(DISCOVER_OBJDIR)/err.o $(DISCOVER_OBJDIR)/fileio.o $(DISCOVER_OBJDIR)/annotate_gpu.o \

@@ -86,12 +86,27 @@ static bool about(const char *subject, struct json_object *words)
  * logs "Detected mixed local Net device counts" and goes on (the hang of
  * NVIDIA/nccl#2428); 0 makes the init fail.
  */
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), k = strlen(tail);
+
+	return n >= k && !strcmp(s + n - k, tail);
+}
+
 static const char *rails_consequence(const char *subject, struct json_object *value)
 {
 	if (!strcmp(subject, "count"))
 		return "NCCL pairs NICs by index across nodes and compares only their count: by default (NCCL_IGNORE_NET_MISMATCH=1) it logs \"Detected mixed local Net device counts\" and goes on, and the job can hang; with NCCL_IGNORE_NET_MISMATCH=0 its init fails";
 	if (!value)
 		return "NCCL's NIC of this index on the other nodes has no peer here (see count)";
+	if (ends_with(subject, " MTU") || ends_with(subject, " netdev MTU"))
+		return "RDMA moves with the smaller MTU of the two ends, and peers whose MTUs differ can hang a collective (NVIDIA/nccl#1524): set one MTU on every node's rails and switch ports";
+	if (ends_with(subject, " GID"))
+		return "the rank needs the RoCE v2 GID with the rail's IPv4 address on every node: where it is missing or at another index, NCCL picks another GID or none (NCCL_IB_GID_INDEX is one index for the whole job)";
+	if (ends_with(subject, " firmware") || ends_with(subject, " board"))
+		return "NIC firmware (or a board) that differs across the nodes of a job is a classic cause of one slow node: update them to one version";
+	if (ends_with(subject, " width"))
+		return "this rail trained to another width or speed here: its traffic runs at the slower rate";
 	return "NCCL pairs NICs by index across nodes and does not check them: this index is another rail here (another rate, link layer or place), so its traffic runs at the slower rate or crosses rails";
 }
 

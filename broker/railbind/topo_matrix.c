@@ -136,6 +136,30 @@ static void gpu_list(FILE *f, struct json_object *gpus, int details)
 	}
 }
 
+
+/*
+ * The port as the fabric sees it, where discovery read it (a snapshot's
+ * link_layer): link layer, state and rate (these two with -d already),
+ * and the MTU RDMA moves with: verbs' active MTU, else the RoCE netdev's.
+ */
+static void fabric_legend(FILE *f, struct json_object *nj, bool details)
+{
+	const char *ll = rb_jstr(nj, "link_layer"), *state = rb_jstr(nj, "port_state");
+	const char *rate = rb_jstr(nj, "rate"), *mtu = rb_jstr(nj, "active_mtu");
+	const char *nmtu = rb_jstr(nj, "netdev_mtu");
+
+	if (!ll)
+		return;
+	fprintf(f, " %s", ll);
+	if (!details && state)
+		fprintf(f, " %s", state);
+	if (!details && rate)
+		fprintf(f, " %s Gb/s", rate);
+	if (mtu)
+		fprintf(f, " MTU %s", mtu);
+	else if (nmtu)
+		fprintf(f, " netdev MTU %s", nmtu);
+}
 static void nic_list(FILE *f, struct json_object *nics, int details)
 {
 	size_t n;
@@ -170,6 +194,7 @@ static void nic_list(FILE *f, struct json_object *nics, int details)
 			if (rate)
 				fprintf(f, " %s Gb/s", rate);
 		}
+		fabric_legend(f, nj, details);
 		if (excl)
 			fprintf(f, " (left out of the plan: %s)", excl);
 		fputc('\n', f);

@@ -54,9 +54,9 @@ run --json -i "$FIX/audit-ok.xml"
 if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
     [ "$(jq '[.checks[] | select(.severity != "ok")] | length' "$tmp/out")" = 0 ] &&
     [ "$(jq -c '[.summary | to_entries[] | select(.value != "ok") | .key] | sort' "$tmp/out")" = \
-	'["link-flapping","pause-storm","pcie-errors","port-flapping","roce-lossless","transceiver"]' ] &&
-    [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["link-flapping","pause-storm","pcie-errors","port-flapping","roce-lossless","transceiver"]' ] &&
-    [ "$(jq '.summary | length' "$tmp/out")" = 18 ] &&
+	'["ib-subnet-manager","link-flapping","pause-storm","pcie-errors","port-flapping","rail-errors","rail-link","rail-mtu","roce-gid","roce-lossless","transceiver"]' ] &&
+    [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["ib-subnet-manager","link-flapping","pause-storm","pcie-errors","port-flapping","rail-errors","rail-link","rail-mtu","roce-gid","roce-lossless","transceiver"]' ] &&
+    [ "$(jq '.summary | length' "$tmp/out")" = 23 ] &&
     jq -e '[.checks[] | select(.id == "rails-asymmetric") | .message] == ["nothing found"]' "$tmp/out" >/dev/null; then ok
 else bad "audit-ok: rc=$rc $(jq -c .summary "$tmp/out" 2>/dev/null)"; fi
 
@@ -114,8 +114,8 @@ health() {
 health health-ok
 run --json -i "$tmp/health-ok.xml"
 if [ "$rc" -eq 0 ] &&
-    [ "$(jq '[.summary | to_entries[] | select(.key != "transceiver" and .key != "roce-lossless" and .key != "pause-storm" and .value != "ok")] | length' "$tmp/out")" = 0 ] &&
-    [ "$(jq -c '[.undecided[].id]' "$tmp/out")" = '["transceiver","roce-lossless","pause-storm"]' ]; then ok
+    [ "$(jq '[.summary | to_entries[] | select(.key != "transceiver" and .key != "roce-lossless" and .key != "pause-storm" and .value != "ok")] | length' "$tmp/out")" = 5 ] &&
+    [ "$(jq -c '[.undecided[].id]' "$tmp/out")" = '["transceiver","ib-subnet-manager","rail-link","roce-gid","rail-mtu","rail-errors","roce-lossless","pause-storm"]' ]; then ok
 else bad "health counters all zero: rc=$rc $(jq -c .summary "$tmp/out")"; fi
 health health-fatal 0000:04:00.0/RailbindAerFatal=1
 health health-nonfatal 0000:05:00.0/RailbindAerNonFatal=2

@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from modsys import delete_module, finit_module  # noqa: E402
+import fabric  # noqa: E402
 import fakebus  # noqa: E402
 import p2p  # noqa: E402
 import rescan  # noqa: E402
@@ -927,7 +928,8 @@ def main():
             ("cli", scenario_cli, (a.top, ep)),
             ("broker", scenario_broker, (a.top, ep)),
             ("stress", stress.scenarios, (sys.modules[__name__], a.top, mod, ep,
-                                          a.storm_cycles, a.unload_cycles)))
+                                          a.storm_cycles, a.unload_cycles)),
+            ("fabric", fabric.scenario, (sys.modules[__name__], a.top)))
                  if not only or s[0] in only]
     print("@@scenarios " + ",".join(s[0] for s in scenarios), flush=True)
     for name, fn, args in scenarios:
