@@ -22,6 +22,7 @@ const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 	"transceiver",
 	"rails-asymmetric",
 	"slurm-gres",
+	"gdr-readiness",
 };
 
 static const char *const sev_names[] = { "ok", "warn", "fail", "unknown" };

@@ -34,6 +34,20 @@ static int info_int(hwloc_obj_t o, const char *name, int dflt)
 	return (int)v;
 }
 
+/* A byte count (RailbindBAR1), -1 when absent or not a number. */
+static long long info_ll(hwloc_obj_t o, const char *name)
+{
+	const char *s = info(o, name);
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	return *end || errno || v < 0 ? -1 : v;
+}
+
 static double info_double(hwloc_obj_t o, const char *name)
 {
 	const char *s = info(o, name);
@@ -362,6 +376,11 @@ static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 	d->link_width = info_int(o, "RailbindLinkWidth", 0);
 	d->link_width_cap = info_int(o, "RailbindLinkWidthCap", 0);
 	d->acs_ctl = info_int(o, "RailbindACSCtl", -1);
+	d->ats = info_int(o, "RailbindATS", -1);
+	d->mps = info_int(o, "RailbindMPS", -1);
+	d->mrrs = info_int(o, "RailbindMRRS", -1);
+	d->relaxed = info_int(o, "RailbindRelaxedOrdering", -1);
+	d->bar1 = info_ll(o, "RailbindBAR1");
 	if (aff_port_type_from_name(info(o, "RailbindPortType"), &d->port_type) < 0)
 		d->port_type = AFF_PORT_UNKNOWN;
 	d->unreadable = unreadable_of(o);
@@ -598,7 +617,9 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 	if (host && !(t->host = strdup(host)))
 		return -ENOMEM;
 	if (dup_info(&t->peer_memory, root, "RailbindPeerMemory") < 0 ||
-	    dup_info(&t->kmod, root, "RailbindKmod") < 0 || load_peers(t, root) < 0 ||
+	    dup_info(&t->kmod, root, "RailbindKmod") < 0 ||
+	    dup_info(&t->kernel, root, "RailbindKernel") < 0 ||
+	    dup_info(&t->gpu_driver, root, "RailbindGPUDriver") < 0 || load_peers(t, root) < 0 ||
 	    aff_gident_load_machine(t, root) < 0)
 		return -ENOMEM;
 	/* A railbind snapshot, the live node annotated, or an rbgen fixture. */
