@@ -31,36 +31,36 @@
 #include "acs_table.h"
 
 static const struct aff_acs_rule rules[AFF_ACS_NROLES] = {
-	[AFF_ACS_NONE] = { "xxxxxxx", "port", "not judged", false },
+	[AFF_ACS_NONE] = { "none", "xxxxxxx", "port", "not judged", false },
 	/* p2pdma.c: any redirect bit sends the pair's traffic to the root complex. */
-	[AFF_ACS_CLASSIC_PATH] = { "x0x00xx", "port on a GPU-NIC path of a PCIe switch",
+	[AFF_ACS_CLASSIC_PATH] = { "classic-path", "x0x00xx", "port on a GPU-NIC path of a PCIe switch",
 		"request/completion redirect or egress control send the pair's peer-to-peer traffic up to the root complex",
 		true },
 	/* rdma_topo NVCX_DMA_Complex: UF, CR, SV on; RR off. */
-	[AFF_ACS_DMA_DSP_DMA] = { "xx110x1", "downstream port toward the ConnectX DMA function",
+	[AFF_ACS_DMA_DSP_DMA] = { "dma-dsp-dma", "xx110x1", "downstream port toward the ConnectX DMA function",
 		"request redirect must be off so the DMA function's requests reach the GPU inside the switch (Data Direct), completion redirect on keeps completions isolated",
 		true },
 	/* rdma_topo NVCX_DMA_Complex: UF, RR, SV on; CR off. */
-	[AFF_ACS_DMA_DSP_GPU] = { "xx101x1", "downstream port toward the GPU",
+	[AFF_ACS_DMA_DSP_GPU] = { "dma-dsp-gpu", "xx101x1", "downstream port toward the GPU",
 		"completion redirect must be off so the GPU's completions to the DMA function stay in the switch, request redirect on keeps the GPU's own requests isolated",
 		true },
 	/* rdma_topo NVCX_DMA_Complex: SV off on the top port, one IOMMU group. */
-	[AFF_ACS_DMA_ROOT] = { "xx111x0", "root port above the DMA complex",
+	[AFF_ACS_DMA_ROOT] = { "dma-root", "xx111x0", "root port above the DMA complex",
 		"source validation off puts the whole segment in one IOMMU group, which avoids kernel bugs building groups for irregular ACS",
 		true },
 	/* rdma_topo kernel_acs_isolated / PCITopo.compute_acs: the kernel default. */
-	[AFF_ACS_ISOLATED] = { "xx111x1", "ConnectX switch port or Grace root port",
+	[AFF_ACS_ISOLATED] = { "isolated", "xx111x1", "ConnectX switch port or Grace root port",
 		"the kernel's isolating default (SV, RR, CR, UF), which the complex's routing expects here",
 		false },
-	[AFF_ACS_ISOLATED_VERA] = { "xx101x1", "Vera root port",
+	[AFF_ACS_ISOLATED_VERA] = { "isolated-vera", "xx101x1", "Vera root port",
 		"the kernel's isolating default; completion redirect is read-only off on Vera, so it can never be on",
 		false },
 	/* rdma_topo NVCX_Inline_Complex, bare metal: SV, RR, CR, UF off. */
-	[AFF_ACS_INLINE_BARE] = { "xx000x0", "inline complex port (bare metal)",
+	[AFF_ACS_INLINE_BARE] = { "inline-bare", "xx000x0", "inline complex port (bare metal)",
 		"bare metal needs no isolation: peer-to-peer between the GPU and the NIC stays in their ConnectX switch",
 		true },
 	/* rdma_topo NVCX_Inline_Complex, virtualised: DT, UF, CR, RR, SV on. */
-	[AFF_ACS_INLINE_VIRT_NIC] = { "1x111x1", "NIC's downstream port (virtualised)",
+	[AFF_ACS_INLINE_VIRT_NIC] = { "inline-virt-nic", "1x111x1", "NIC's downstream port (virtualised)",
 		"direct translated P2P lets the NIC's ATS-translated requests reach the GPU while the VM stays isolated",
 		true },
 };

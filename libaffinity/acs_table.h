@@ -36,6 +36,7 @@ enum aff_acs_role {
 };
 
 struct aff_acs_rule {
+	const char *id;		/* the role's word in JSON: dma-dsp-dma, ... */
 	const char *want;	/* 7 characters, bit 6 first */
 	const char *name;	/* the role in words, for messages */
 	const char *why;	/* one line: what the setting does there */

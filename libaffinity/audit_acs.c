@@ -28,6 +28,8 @@ struct want {
 	int dev;
 	const char *want;
 	bool vera;
+	enum aff_complex kind;
+	enum aff_acs_role role;
 };
 
 struct acs_state {
@@ -42,7 +44,8 @@ static struct json_object *jstr(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
-static int add_want(struct acs_state *s, int dev, const char *want, bool vera)
+static int add_want(struct acs_state *s, int dev, enum aff_complex kind,
+		    enum aff_acs_role role, bool vera)
 {
 	struct want *w;
 	size_t i;
@@ -54,7 +57,7 @@ static int add_want(struct acs_state *s, int dev, const char *want, bool vera)
 	if (!w)
 		return -ENOMEM;
 	s->w = w;
-	s->w[s->nw++] = (struct want){ dev, want, vera };
+	s->w[s->nw++] = (struct want){ dev, aff_acs_rule(role)->want, vera, kind, role };
 	return 0;
 }
 
@@ -90,7 +93,7 @@ static int judge_port(struct aff_audit *a, struct acs_state *s, const struct aff
 	if (b->acs_ctl < 0)
 		return 0;
 	s->any = true;
-	if (add_want(s, p->dev, r->want, p->vera) < 0)
+	if (add_want(s, p->dev, p->kind, p->role, p->vera) < 0)
 		return -ENOMEM;
 	diff = aff_acs_differs((unsigned)b->acs_ctl, r->want);
 	if (!diff)
@@ -116,7 +119,7 @@ static int judge_port(struct aff_audit *a, struct acs_state *s, const struct aff
 	json_object_object_add(ev, "acs_bits", jstr(bits));
 	json_object_object_add(ev, "required", jstr(r->want));
 	json_object_object_add(ev, "complex", jstr(aff_complex_name(p->kind)));
-	json_object_object_add(ev, "role", jstr(r->name));
+	json_object_object_add(ev, "role", jstr(r->id));
 	json_object_object_add(ev, "differing", dj);
 	json_object_object_add(ev, "kernel_default", jstr(aff_acs_kernel_default(p->vera)));
 	return aff_audit_add(a, "acs-redirect", r->fail ? AFF_SEV_FAIL : AFF_SEV_WARN, b->pci,
@@ -159,7 +162,9 @@ static int judge_paths(struct aff_audit *a, struct acs_state *s)
 					continue;
 				if (b->unreadable & AFF_UNREADABLE_ACS)
 					s->unknown = true;
-				if (b->acs_ctl >= 0 && (rc = add_want(s, br[i], want, false)) < 0)
+				if (b->acs_ctl >= 0 &&
+				    (rc = add_want(s, br[i], AFF_COMPLEX_CLASSIC, AFF_ACS_CLASSIC_PATH,
+						   false)) < 0)
 					break;
 				if (b->acs_ctl < 0 || !(b->acs_ctl & ACS_REDIRECT) || seen[br[i]])
 					continue;
@@ -200,17 +205,28 @@ static int build_remedy(struct aff_audit *a, struct acs_state *s, enum aff_compl
 	const struct aff_topo *t = a->topo;
 	const char *kernel = t->kernel_target ? t->kernel_target : t->kernel;
 	struct json_object *o = json_object_new_object(), *ports = json_object_new_array();
-	struct json_object *setpci = json_object_new_array();
+	struct json_object *setpci = json_object_new_array(), *table = json_object_new_array();
 	char *param = NULL;
 	size_t i, np = 0, len = 0;
 	const char *why = NULL;
 	enum aff_acs_kernel kc;
 
-	if (!o || !ports || !setpci)
+	if (!o || !ports || !setpci || !table)
 		goto nomem;
 	for (i = 0; i < s->nw; i++) {
 		const struct aff_dev *b = &t->dev[s->w[i].dev];
-		char line[96];
+		struct json_object *row = json_object_new_object();
+		char line[96], ctl[8];
+
+		snprintf(ctl, sizeof(ctl), "0x%04x", (unsigned)b->acs_ctl & 0xffffu);
+		json_object_object_add(row, "port", jstr(b->pci));
+		json_object_object_add(row, "complex", jstr(aff_complex_name(s->w[i].kind)));
+		json_object_object_add(row, "role", jstr(aff_acs_rule(s->w[i].role)->id));
+		json_object_object_add(row, "required", jstr(s->w[i].want));
+		json_object_object_add(row, "acs_ctl", jstr(ctl));
+		json_object_object_add(row, "ok", json_object_new_boolean(
+			!aff_acs_differs((unsigned)b->acs_ctl, s->w[i].want)));
+		json_object_array_add(table, row);
 
 		if (aff_acs_differs((unsigned)b->acs_ctl, s->w[i].want)) {
 			setpci_line(b->pci, s->w[i].want, line, sizeof(line));
@@ -235,6 +251,7 @@ static int build_remedy(struct aff_audit *a, struct acs_state *s, enum aff_compl
 	kc = aff_acs_kernel_check(kernel, np);
 	json_object_object_add(o, "complex", jstr(aff_complex_name(node)));
 	json_object_object_add(o, "kernel", jstr(kernel));
+	json_object_object_add(o, "table", table);
 	json_object_object_add(o, "ports", ports);
 	json_object_object_add(o, "setpci", setpci);
 	if (!np)
@@ -256,7 +273,9 @@ static int build_remedy(struct aff_audit *a, struct acs_state *s, enum aff_compl
 		if (!grub || !kp) {
 			free(grub);
 			free(kp);
-			goto nomem;
+			free(param);
+			json_object_put(o);	/* it holds ports, setpci and table now */
+			return -ENOMEM;
 		}
 		/* GRUB's script would cut the list at ';': rdma_topo quotes it so. */
 		snprintf(grub, gl, "pci=config_acs=\\\"%s\\\"", param);
@@ -274,6 +293,7 @@ nomem:
 	json_object_put(o);
 	json_object_put(ports);
 	json_object_put(setpci);
+	json_object_put(table);
 	free(param);
 	return -ENOMEM;
 }
