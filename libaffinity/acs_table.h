@@ -25,7 +25,7 @@ enum aff_complex {
 enum aff_acs_role {
 	AFF_ACS_NONE,		/* not judged by the table */
 	AFF_ACS_CLASSIC_PATH,	/* a port on a GPU-NIC path of a classic switch */
-	AFF_ACS_DMA_DSP_DMA,	/* shared switch's downstream port toward the DMA function */
+	AFF_ACS_DMA_DSP_DMA,	/* shared switch's port toward the DMA function */
 	AFF_ACS_DMA_DSP_GPU,	/* shared switch's downstream port toward the GPU */
 	AFF_ACS_DMA_ROOT,	/* the root port above a DMA complex */
 	AFF_ACS_ISOLATED,	/* any other ConnectX switch port, Grace root port */
@@ -67,7 +67,7 @@ bool aff_acs_same(const char *a, const char *b);
 enum aff_acs_kernel {
 	AFF_ACS_KERNEL_UNKNOWN,		/* release not known or not parsed */
 	AFF_ACS_KERNEL_TOO_OLD,		/* < 6.11: no config_acs= */
-	AFF_ACS_KERNEL_ONE_ONLY,	/* 6.11..: a list of more than one fails to parse */
+	AFF_ACS_KERNEL_ONE_ONLY,	/* a list of more than one fails to parse */
 	AFF_ACS_KERNEL_OK,
 };
 enum aff_acs_kernel aff_acs_kernel_check(const char *release, size_t nports);

@@ -319,27 +319,41 @@ static long long bar1_size(const char *dev)
  * ATS capability, and a GPU's BAR1 (the window peers map its memory through).
  * Unreadable config space leaves them out: the check then cannot say.
  */
+static int gdr_devctl(hwloc_obj_t obj, const uint8_t *cfg, size_t got)
+{
+	bool endpoint = obj->type == HWLOC_OBJ_PCI_DEVICE;
+	int dc = aff_pcicfg_devctl(cfg, got), ats, ret;
+	unsigned v;
+
+	if (dc < 0)
+		return 0;
+	v = (unsigned)dc;
+	ret = add_num(obj, AFF_INFO_MPS, AFF_PCI_EXP_DEVCTL_PAYLOAD(v));
+	if (!ret)
+		ret = add_num(obj, AFF_INFO_MRRS, AFF_PCI_EXP_DEVCTL_READRQ(v));
+	if (!ret)
+		ret = add_num(obj, AFF_INFO_RELAXED, !!(v & AFF_PCI_EXP_DEVCTL_RELAX));
+	if (ret || got <= AFF_PCICFG_STD_SIZE || !endpoint)
+		return ret;
+	ats = aff_pcicfg_find_ext_cap(cfg, got, AFF_PCI_EXT_CAP_ID_ATS);
+	return ats == -ENOENT || ats >= 0 ? add_num(obj, AFF_INFO_ATS, ats >= 0) : 0;
+}
+
 static int annotate_gdr(hwloc_obj_t obj, const char *dev)
 {
 	uint8_t cfg[AFF_PCICFG_EXT_SIZE];
 	char path[PATH_MAX];
 	size_t got;
 	off_t size = 0;
-	int dc, ret = 0;
+	int ret = 0;
 
 	if (has_info(obj, AFF_INFO_MPS))
 		return 0;
 	if (snprintf(path, sizeof(path), "%s/config", dev) < (int)sizeof(path) &&
-	    read_config(path, cfg, sizeof(cfg), &got, &size) == 0 && (dc = aff_pcicfg_devctl(cfg, got)) >= 0) {
-		ret = add_num(obj, AFF_INFO_MPS, AFF_PCI_EXP_DEVCTL_PAYLOAD((unsigned)dc));
-		if (!ret)
-			ret = add_num(obj, AFF_INFO_MRRS, AFF_PCI_EXP_DEVCTL_READRQ((unsigned)dc));
-		if (!ret)
-			ret = add_num(obj, AFF_INFO_RELAXED, !!(dc & AFF_PCI_EXP_DEVCTL_RELAX));
-		if (!ret && got > AFF_PCICFG_STD_SIZE && obj->type == HWLOC_OBJ_PCI_DEVICE)
-			ret = add_num(obj, AFF_INFO_ATS, aff_pcicfg_find_ext_cap(cfg, got, AFF_PCI_EXT_CAP_ID_ATS) >= 0);
-	}
-	if (!ret && obj->type == HWLOC_OBJ_PCI_DEVICE && (obj->attr->pcidev.class_id >> 8) == 0x03) {
+	    read_config(path, cfg, sizeof(cfg), &got, &size) == 0)
+		ret = gdr_devctl(obj, cfg, got);
+	if (!ret && obj->type == HWLOC_OBJ_PCI_DEVICE &&
+	    (obj->attr->pcidev.class_id >> 8) == 0x03) {
 		long long bar1 = bar1_size(dev);
 
 		if (bar1 > 0)

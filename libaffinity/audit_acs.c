@@ -74,7 +74,8 @@ static void setpci_line(const char *bdf, const char *want, char *buf, size_t len
 }
 
 /* One table-judged port against its row. */
-static int judge_port(struct aff_audit *a, struct acs_state *s, const struct aff_acs_port *p)
+static int judge_port(struct aff_audit *a, struct acs_state *s,
+		      const struct aff_acs_port *p)
 {
 	const struct aff_topo *t = a->topo;
 	const struct aff_dev *b = &t->dev[p->dev];
@@ -204,8 +205,10 @@ static int build_remedy(struct aff_audit *a, struct acs_state *s, enum aff_compl
 {
 	const struct aff_topo *t = a->topo;
 	const char *kernel = t->kernel_target ? t->kernel_target : t->kernel;
-	struct json_object *o = json_object_new_object(), *ports = json_object_new_array();
-	struct json_object *setpci = json_object_new_array(), *table = json_object_new_array();
+	struct json_object *o = json_object_new_object();
+	struct json_object *ports = json_object_new_array();
+	struct json_object *setpci = json_object_new_array();
+	struct json_object *table = json_object_new_array();
 	char *param = NULL;
 	size_t i, np = 0, len = 0;
 	const char *why = NULL;

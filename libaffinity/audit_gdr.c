@@ -243,9 +243,12 @@ int aff_audit_gdr(struct aff_audit *a)
 	for (k = 0; k < a->plan->nrank && !rc; k++) {
 		const struct aff_rank *rk = &a->plan->rank[k];
 
-		for (r = 0; r < rk->rails.n && !rc; r++)
-			if (t->rail[rk->rails.rail[r]].rdma)
-				rc = pair(&g, t->gpus[rk->gpu], t->rail[rk->rails.rail[r]].dev);
+		for (r = 0; r < rk->rails.n && !rc; r++) {
+			const struct aff_rail *rl = &t->rail[rk->rails.rail[r]];
+
+			if (rl->rdma)
+				rc = pair(&g, t->gpus[rk->gpu], rl->dev);
+		}
 	}
 	free(g.seen);
 	if (rc < 0)

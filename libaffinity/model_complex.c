@@ -122,7 +122,9 @@ static void set_role(struct cls *c, int i, enum aff_complex k, enum aff_acs_role
 
 static enum aff_acs_role isolated(const struct aff_topo *t, int i)
 {
-	return devkind(&t->dev[i]) == DK_VERA_RP ? AFF_ACS_ISOLATED_VERA : AFF_ACS_ISOLATED;
+	if (devkind(&t->dev[i]) == DK_VERA_RP)
+		return AFF_ACS_ISOLATED_VERA;
+	return AFF_ACS_ISOLATED;
 }
 
 /*
@@ -214,7 +216,8 @@ int aff_complex_ports(const struct aff_topo *t, struct aff_acs_port **out, size_
 	for (i = 0; !dma && i < t->ngpu; i++) {
 		int g = t->gpus[i], p = t->dev[g].parent;
 
-		if (devkind(&t->dev[g]) == DK_NVGPU && p >= 0 && is_rp(devkind(&t->dev[p])))
+		if (devkind(&t->dev[g]) == DK_NVGPU && p >= 0 &&
+		    is_rp(devkind(&t->dev[p])))
 			numa = true;
 	}
 	for (i = 0; !dma && !numa && i < t->ngpu; i++)

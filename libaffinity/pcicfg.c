@@ -136,7 +136,8 @@ int aff_pcicfg_devctl(const uint8_t *cfg, size_t len)
 
 	if (pos < 0)
 		return pos;
-	if ((size_t)pos + AFF_PCI_EXP_DEVCTL + 2 > len || pos + AFF_PCI_EXP_DEVCTL + 2 > 256)
+	/* exp_cap() walks at most the conventional space. */
+	if ((size_t)pos + AFF_PCI_EXP_DEVCTL + 2 > len)
 		return -ENODATA;
 	return rd16(cfg + pos + AFF_PCI_EXP_DEVCTL);
 }
