@@ -9,7 +9,7 @@
 # setpci; the classic fixtures keep the verdicts they had
 # (acs/classic.expect); each gdr-readiness item fires on its planted fault
 # and is quiet on the healthy pair.
-# Needs RAILBIND, RBGEN, BUILD, jq, python3.
+# Needs RAILBIND, RBGEN, BUILD, jq, python3; RAILBIND_TOPOLOGIES (default ../shared/topologies).
 set -u
 : "${RAILBIND:?set RAILBIND to the railbind binary}"
 : "${RBGEN:?set RBGEN to the rbgen binary}"
@@ -133,6 +133,19 @@ while read -r f sev subjects; do
 		all(.table[]; .role == "classic-path")' "$tmp/out" >/dev/null
 	then ok; else bad "$f: acs-redirect '$got', before '$sev $subjects'"; fi
 done <"$D/classic.expect"
+
+# The corpus' GB300 and B300 NCCL files (ConnectX-8 DMA functions beside the
+# GPUs): NCCL records no ACS, so acs-redirect and gdr-readiness stay undecided
+# there, as before. Skipped, saying so, without ../shared/topologies.
+corpus=${RAILBIND_TOPOLOGIES:-$here/../../../shared/topologies}
+for n in GB300MP B300MP; do
+	c=$(find "$corpus" -name "$n.xml" 2>/dev/null | head -1)
+	if [ -z "$c" ]; then echo "acs: $n.xml not in $corpus: skipped"; continue; fi
+	audit --json -i "$c"
+	if [ "$(jq -r '[.undecided[] | select(.id == "acs-redirect" or .id == "gdr-readiness") | .id] | sort | join(",")' "$tmp/out")" = \
+	    "acs-redirect,gdr-readiness" ] && jq -e '.acs_remedy == null' "$tmp/out" >/dev/null
+	then ok; else bad "$n: acs-redirect/gdr-readiness decided on an NCCL file"; fi
+done
 
 # gdr-readiness: quiet on the healthy pair; each fault planted into a copy
 # of its description fires on its device and nowhere else.

@@ -17,13 +17,14 @@ check-audit: $(RAILBIND) $(RBGEN) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
 		KMODFEED=$(AUDIT_KMODFEED) \
 		sh $(TOP)/tests/audit/run.sh
 	$(Q)RAILBIND=$(RAILBIND) BUILD=$(BUILD) bash $(TOP)/tests/audit/nhc.sh
-	$(Q)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) sh $(TOP)/tests/audit/acs.sh
+	$(Q)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
+		sh $(TOP)/tests/audit/acs.sh
 
 # ACS per complex kind, the config_acs= remedy, gdr-readiness (tests/audit/acs/),
 # alone; check-audit runs it too.
 .PHONY: check-acs
 check-acs: $(RAILBIND) $(RBGEN) $(RBGEN_FIXTURES)
-	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) \
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
 		sh $(TOP)/tests/audit/acs.sh
 
 # In make check through check-asan's one sub-make (see the Makefile).
