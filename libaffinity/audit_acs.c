@@ -125,8 +125,8 @@ static int judge_port(struct aff_audit *a, struct acs_state *s,
 	json_object_object_add(ev, "kernel_default", jstr(aff_acs_kernel_default(p->vera)));
 	return aff_audit_add(a, "acs-redirect", r->fail ? AFF_SEV_FAIL : AFF_SEV_WARN, b->pci,
 			     devs, ev, remedy,
-			     "ACS control %s (%s) on %s, the %s of a %s complex, differs from the required %s in %s: %s",
-			     ctl, bits, b->pci, r->name, aff_complex_name(p->kind), r->want, names,
+			     "ACS control %s (bits %s) on %s (%s complex: %s) differs from the required %s in %s: %s",
+			     ctl, bits, b->pci, aff_complex_name(p->kind), r->name, r->want, names,
 			     r->why);
 }
 

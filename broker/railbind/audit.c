@@ -49,6 +49,21 @@ static void print_matrix(FILE *f, struct json_object *topo)
 	}
 }
 
+/* acs-redirect's remedy for the whole node, once, where a port needs it. */
+static void print_acs_remedy(FILE *f, struct json_object *doc)
+{
+	struct json_object *r = rb_jget(doc, "acs_remedy");
+	const char *sum = rb_jstr(rb_jget(doc, "summary"), "acs-redirect");
+	const char *status = rb_jstr(r, "status");
+
+	if (!r || !sum || !strcmp(sum, "ok") || !status)
+		return;
+	if (!strcmp(status, "cmdline"))
+		fprintf(f, "\nACS: boot with %s (railbind audit --acs-cmdline)\n", rb_js(r, "parameter"));
+	else if (strcmp(status, "none"))
+		fprintf(f, "\nACS: %s\n", rb_js(r, "reason"));
+}
+
 static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *checks = rb_jget(doc, "checks"), *und = rb_jget(doc, "undecided");
@@ -71,6 +86,7 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 			fprintf(f, "  [%s] %s\n", rb_js(u, "id"), rb_js(u, "reason"));
 		}
 	}
+	print_acs_remedy(f, doc);
 	fprintf(f, "\nChecks:");
 	json_object_object_foreach(sum, id, v)
 		fprintf(f, " %s=%s", id, json_object_get_string(v));
