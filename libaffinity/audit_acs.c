@@ -26,6 +26,7 @@
 /* A port the node's remedy sets: its BDF, its current value, what it needs. */
 struct want {
 	int dev;
+	const char *pci;	/* the port's address, owned by the topology */
 	const char *want;
 	bool vera;
 	enum aff_complex kind;
@@ -35,6 +36,7 @@ struct want {
 struct acs_state {
 	struct want *w;
 	size_t nw;
+	const struct aff_topo *t;
 	bool *judged;		/* by the table (not the classic path rule) */
 	bool unknown, any;
 };
@@ -57,8 +59,17 @@ static int add_want(struct acs_state *s, int dev, enum aff_complex kind,
 	if (!w)
 		return -ENOMEM;
 	s->w = w;
-	s->w[s->nw++] = (struct want){ dev, aff_acs_rule(role)->want, vera, kind, role };
+	s->w[s->nw++] = (struct want){ dev, s->t->dev[dev].pci, aff_acs_rule(role)->want, vera,
+				       kind, role };
 	return 0;
+}
+
+/* By PCI address, as rdma_topo lists the ports (the order does not matter to the kernel). */
+static int by_pci(const void *x, const void *y)
+{
+	const struct want *a = x, *b = y;
+
+	return strcmp(a->pci, b->pci);
 }
 
 /* "setpci -s BDF ECAP0d+6.w=VALUE:MASK": only the bits @want says. */
@@ -216,6 +227,7 @@ static int build_remedy(struct aff_audit *a, struct acs_state *s, enum aff_compl
 
 	if (!o || !ports || !setpci || !table)
 		goto nomem;
+	qsort(s->w, s->nw, sizeof(*s->w), by_pci);
 	for (i = 0; i < s->nw; i++) {
 		const struct aff_dev *b = &t->dev[s->w[i].dev];
 		struct json_object *row = json_object_new_object();
@@ -304,7 +316,7 @@ nomem:
 int aff_audit_acs(struct aff_audit *a)
 {
 	const struct aff_topo *t = a->topo;
-	struct acs_state s = { 0 };
+	struct acs_state s = { .t = t };
 	struct aff_acs_port *ports = NULL;
 	enum aff_complex node;
 	size_t np = 0, i;
