@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acs_table.h"
 #include "gpu_ident.h"
 #include "model.h"
 #include "optics_info.h"
@@ -326,6 +327,12 @@ static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t 
 		{ "RailbindLinkWidthCap", "lanes (0-64)", 0, 64, false, true },
 		{ "RailbindACSCtl", "a 16-bit hex register (e.g. 0x001d)", 0, 0xffff, true, true },
 		{ "RailbindNumaNode", "a NUMA node number or -1", -1, INT_MAX, false, true },
+		/* Device Control's encodings: 128 << 0..5 bytes (the two reserved ones too). */
+		{ "RailbindMPS", "bytes (128-16384)", 128, 16384, false, true },
+		{ "RailbindMRRS", "bytes (128-16384)", 128, 16384, false, true },
+		{ "RailbindRelaxedOrdering", "0 or 1", 0, 1, false, true },
+		{ "RailbindATS", "0 or 1", 0, 1, false, true },
+		{ "RailbindBAR1", "a size in bytes", 1, 1125899906842624.0, false, true },
 	};
 	const char *iommu = info(o, "RailbindIOMMUGroupType");
 	const char *ptype = info(o, "RailbindPortType");
@@ -595,7 +602,7 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 {
 	hwloc_obj_t root = hwloc_get_root_obj(hw);
 	const char *host, *pm;
-	int rc;
+	int rc, kmaj, kmin, kpat;
 
 	t->hw = hw;
 	rc = load_cpus(t);
@@ -610,6 +617,16 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 	if (pm && strcmp(pm, "nvidia_peermem") && strcmp(pm, "dmabuf") && strcmp(pm, "none"))
 		return aff_seterr(err, errlen, EINVAL,
 				  "%s: RailbindPeerMemory=\"%.24s\", expected nvidia_peermem, dmabuf or none",
+				  t->source, pm);
+	pm = info(root, "RailbindGPUDriver");
+	if (pm && strcmp(pm, "open") && strcmp(pm, "proprietary") && strcmp(pm, "absent"))
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: RailbindGPUDriver=\"%.24s\", expected open, proprietary or absent",
+				  t->source, pm);
+	pm = info(root, "RailbindKernel");
+	if (pm && aff_kernel_version(pm, &kmaj, &kmin, &kpat) < 0)
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: RailbindKernel=\"%.24s\", expected a kernel release (6.12.9...)",
 				  t->source, pm);
 	host = info(root, "RailbindHostname");
 	if (!host)

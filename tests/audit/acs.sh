@@ -173,6 +173,23 @@ while IFS='|' read -r name expr subjects test; do
 		all(.remedy != null and (.remedy | length) > 0)" "$tmp/out" >/dev/null
 	then ok; else bad "gdr-$name: fired on '$got', want '$subjects'"; fi
 done <"$tmp/plant"
+# The new attributes are checked like the others: one line naming the file
+# and the value, exit 3, nothing on stdout.
+for b in 'RailbindMRRS" value="4096|RailbindMRRS" value="100|expected bytes' \
+	'RailbindRelaxedOrdering" value="1|RailbindRelaxedOrdering" value="yes|expected 0 or 1' \
+	'RailbindBAR1" value="68719476736|RailbindBAR1" value="64G|expected a size in bytes' \
+	'RailbindKernel" value="6.12.9|RailbindKernel" value="linux|expected a kernel release' \
+	'RailbindGPUDriver" value="proprietary|RailbindGPUDriver" value="nouveau|expected open, proprietary or absent'; do
+	from=${b%%|*}
+	rest=${b#*|}
+	to=${rest%%|*}
+	why=${rest#*|}
+	sed "s/$from/$to/" "$tmp/gdr-ok.xml" >"$tmp/gdr-bad.xml"
+	audit --json -i "$tmp/gdr-bad.xml"
+	if [ "$rc" -eq 3 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	    grep -q "gdr-bad.xml: .*$why" "$tmp/err"; then ok
+	else bad "bad $to: rc=$rc $(cat "$tmp/err")"; fi
+done
 # dma-buf is a route when the open driver runs on Linux >= 5.12: no finding.
 sed 's/peer-memory=nvidia_peermem/peer-memory=none/; s/gpu-driver=proprietary/gpu-driver=open/' \
 	"$D/gdr-ok.topo" >"$tmp/gdr-dmabuf.topo"
