@@ -227,7 +227,8 @@ static int build_remedy(struct aff_audit *a, struct acs_state *s, enum aff_compl
 
 	if (!o || !ports || !setpci || !table)
 		goto nomem;
-	qsort(s->w, s->nw, sizeof(*s->w), by_pci);
+	if (s->nw)
+		qsort(s->w, s->nw, sizeof(*s->w), by_pci);
 	for (i = 0; i < s->nw; i++) {
 		const struct aff_dev *b = &t->dev[s->w[i].dev];
 		struct json_object *row = json_object_new_object();
