@@ -61,6 +61,8 @@ LIBAFF_SRCS += cpulist.c xml_encoding.c
 CLI_SRCS := railbind.c options.c emit.c utils.c topo.c plan.c snapshot.c run.c status.c
 # The audit (libaffinity/audit*.c, broker/railbind/audit.c) and its tests.
 LIBAFF_SRCS += audit.c audit_findings.c audit_pcie.c audit_numa.c audit_nic.c audit_host.c audit_health.c
+# ACS per complex kind and GPUDirect RDMA readiness (issue #31).
+LIBAFF_SRCS += acs_table.c model_complex.c audit_acs.c audit_gdr.c
 CLI_SRCS += audit.c
 # railbind fleet (broker/railbind/fleet*.c, libaffinity/out_facts.c) and its tests (tests/fleet).
 LIBAFF_SRCS += out_facts.c

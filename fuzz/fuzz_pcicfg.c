@@ -4,7 +4,7 @@
  * capability id, the rest is the config space. A capability it finds lies
  * in the extended space and within the buffer; a PCIe port type is one of
  * the 4-bit field's values, and only a buffer reaching past the header has
- * one.
+ * one; Device Control only where the port type is.
  */
 #include "pcicfg.h"
 #include "fuzz.h"
@@ -40,6 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pos = aff_pcicfg_port_type(cfg, len);
 	FUZZ_CHECK(pos == -ENOENT || pos == -ENODATA || pos == -EIO || (pos >= 0 && pos <= 15));
 	FUZZ_CHECK(pos < 0 || len > 0x40);
+	/* Device Control comes from the same capability: none without a port type. */
+	{
+		int dc = aff_pcicfg_devctl(cfg, len);
+
+		FUZZ_CHECK(dc == -ENOENT || dc == -ENODATA || dc == -EIO || (dc >= 0 && dc <= 0xffff));
+		FUZZ_CHECK(dc < 0 || pos >= 0);
+		FUZZ_CHECK(dc < 0 || AFF_PCI_EXP_DEVCTL_READRQ((unsigned)dc) <= 16384);
+	}
 	pos = aff_pcicfg_is_bridge(cfg, len);
 	FUZZ_CHECK(pos == 0 || pos == 1 || (pos == -ENODATA && len <= 0x0e));
 	FUZZ_CHECK(aff_pcicfg_find_ext_cap(NULL, len, id) == -EINVAL);

@@ -72,6 +72,11 @@ pcicfg)
 	  printf '\015\000\001\000\137\000\035\000'; head -c 184 /dev/zero; } > "$dir/acs"
 	{ printf '\015\000'; head -c 256 /dev/zero; printf '\377\377\377\377'; } > "$dir/gone"
 	{ printf '\001\000'; head -c 64 /dev/zero; } > "$dir/short"
+	# A PCI Express endpoint: capability list at 0x40, Device Control MPS 256,
+	# MRRS 512, Relaxed Ordering (gdr-readiness).
+	{ printf '\015\000\206\200\000\000\000\000\020\000'; head -c 44 /dev/zero
+	  printf '\100'; head -c 11 /dev/zero
+	  printf '\020\000\002\000\000\000\000\000\060\040'; head -c 182 /dev/zero; } > "$dir/pcie"
 	# A loop: the first header points at itself.
 	{ printf '\015\000'; head -c 256 /dev/zero; printf '\001\000\001\020'; } > "$dir/loop"
 	;;

@@ -521,6 +521,14 @@ int aff_topo_load_buffer(struct aff_ctx *ctx, const char *name,
 /** aff_topo_host - the node's host name, or NULL when unknown. Since: 1.6 */
 const char *aff_topo_host(const struct aff_topo *topo);
 /**
+ * aff_topo_set_kernel - the kernel release the audit's remedies are for
+ * (acs-redirect's pci=config_acs=), instead of the one the source recorded
+ * (RailbindKernel). @release: "6.12.9" and the like, copied; NULL: back to
+ * the source's. -EINVAL when it does not start with MAJOR.MINOR, -ENOMEM.
+ * Since: 1.7
+ */
+int aff_topo_set_kernel(struct aff_topo *topo, const char *release);
+/**
  * aff_topo_gpu_minor - the device minor of GPU @i (/dev/nvidiaN) as NVML or
  * a snapshot gave it, or -1 when unknown. Since: 1.6
  */

@@ -80,6 +80,35 @@ static const char *peer_memory(const struct annotator *an)
 }
 
 /*
+ * The kernel release (which remedies it takes: config_acs=, dma-buf) and
+ * the NVIDIA driver's flavour (dma-buf needs the open one), for
+ * acs-redirect's remedy and gdr-readiness.
+ */
+static int annotate_kernel_driver(const struct annotator *an, hwloc_obj_t obj)
+{
+	char buf[128];
+	const char *drv;
+	int ret;
+
+	if (!has_info(obj, AFF_INFO_KERNEL) &&
+	    aff_sysfs_rooted_read(an, "/proc/sys/kernel/osrelease", buf, sizeof(buf)) == 0 &&
+	    valid_token(buf)) {
+		ret = add_info(obj, AFF_INFO_KERNEL, buf);
+		if (ret < 0)
+			return ret;
+	}
+	if (has_info(obj, AFF_INFO_GPU_DRIVER))
+		return 0;
+	if (nvidia_open_major(an))
+		drv = "open";
+	else if (aff_sysfs_rooted_exists(an, "/sys/module/nvidia"))
+		drv = "proprietary";
+	else
+		drv = "absent";
+	return add_info(obj, AFF_INFO_GPU_DRIVER, drv);
+}
+
+/*
  * The module's peer records (a NIC mapping a GPU's memory) as RailbindPeer infos, one
  * per record, in the module's own key=value words, for the audit's peer-cross-path;
  * or, when the module showed this reader none of them, RailbindPeerView=restricted.
@@ -153,6 +182,9 @@ int aff_annotate_host(struct annotator *an, hwloc_obj_t obj)
 		if (ret < 0)
 			return ret;
 	}
+	ret = annotate_kernel_driver(an, obj);
+	if (ret < 0)
+		return ret;
 	ret = aff_discover_health_machine(obj, an->root, an->have_health ? &an->health : NULL,
 					  an->kmod);
 	if (ret < 0)

@@ -281,6 +281,87 @@ unreadable:
 	return 0;
 }
 
+static int add_num(hwloc_obj_t obj, const char *name, long long v)
+{
+	char val[24];
+
+	snprintf(val, sizeof(val), "%lld", v);
+	return add_info(obj, name, val);
+}
+
+/* BAR1's size from sysfs "resource" (line 2: start end flags), -1 unknown. */
+static long long bar1_size(const char *dev)
+{
+	char path[PATH_MAX], buf[512], *line;
+	unsigned long long start, end;
+	int fd;
+	ssize_t n;
+
+	if (snprintf(path, sizeof(path), "%s/resource", dev) >= (int)sizeof(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	n = aff_read_upto(fd, (uint8_t *)buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	line = strchr(buf, '\n');
+	if (!line || sscanf(line + 1, "%llx %llx", &start, &end) != 2 || !end || end < start)
+		return -1;
+	return (long long)(end - start + 1);
+}
+
+/*
+ * What GPUDirect RDMA's speed depends on besides ACS (gdr-readiness): Max
+ * Payload, Max Read Request and Relaxed Ordering from Device Control, the
+ * ATS capability, and a GPU's BAR1 (the window peers map its memory through).
+ * Unreadable config space leaves them out: the check then cannot say.
+ */
+static int gdr_devctl(hwloc_obj_t obj, const uint8_t *cfg, size_t got)
+{
+	bool endpoint = obj->type == HWLOC_OBJ_PCI_DEVICE;
+	int dc = aff_pcicfg_devctl(cfg, got), ats, ret;
+	unsigned v;
+
+	if (dc < 0)
+		return 0;
+	v = (unsigned)dc;
+	ret = add_num(obj, AFF_INFO_MPS, AFF_PCI_EXP_DEVCTL_PAYLOAD(v));
+	if (!ret)
+		ret = add_num(obj, AFF_INFO_MRRS, AFF_PCI_EXP_DEVCTL_READRQ(v));
+	if (!ret)
+		ret = add_num(obj, AFF_INFO_RELAXED, !!(v & AFF_PCI_EXP_DEVCTL_RELAX));
+	if (ret || got <= AFF_PCICFG_STD_SIZE || !endpoint)
+		return ret;
+	ats = aff_pcicfg_find_ext_cap(cfg, got, AFF_PCI_EXT_CAP_ID_ATS);
+	return ats == -ENOENT || ats >= 0 ? add_num(obj, AFF_INFO_ATS, ats >= 0) : 0;
+}
+
+static int annotate_gdr(hwloc_obj_t obj, const char *dev)
+{
+	uint8_t cfg[AFF_PCICFG_EXT_SIZE];
+	char path[PATH_MAX];
+	size_t got;
+	off_t size = 0;
+	int ret = 0;
+
+	if (has_info(obj, AFF_INFO_MPS))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/config", dev) < (int)sizeof(path) &&
+	    read_config(path, cfg, sizeof(cfg), &got, &size) == 0)
+		ret = gdr_devctl(obj, cfg, got);
+	if (!ret && obj->type == HWLOC_OBJ_PCI_DEVICE &&
+	    (obj->attr->pcidev.class_id >> 8) == 0x03) {
+		long long bar1 = bar1_size(dev);
+
+		if (bar1 > 0)
+			ret = add_num(obj, AFF_INFO_BAR1, bar1);
+	}
+	return ret;
+}
+
 /* RailbindPortType's word for a PCIe device/port type; NULL where it has none. */
 static const char *port_word(int type, bool bridge)
 {
@@ -414,6 +495,8 @@ int aff_annotate_pci(struct annotator *an, hwloc_obj_t obj)
 		ret = annotate_acs(an, obj, dev);
 	if (!ret)
 		ret = annotate_port_type(an, obj, dev, bdf);
+	if (!ret)
+		ret = annotate_gdr(obj, dev);
 	if (!ret && an->unreadable)
 		ret = add_unreadable(obj, an->unreadable);
 	if (!ret)

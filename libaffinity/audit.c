@@ -93,6 +93,8 @@ static int build_doc(struct aff_audit *a)
 	json_object_object_add(doc, "pairs", pairs_json(a));
 	json_object_object_add(doc, "optics", json_object_get(a->optics));
 	json_object_object_add(doc, "dcb", json_object_get(a->dcb));
+	if (a->acs_remedy)
+		json_object_object_add(doc, "acs_remedy", json_object_get(a->acs_remedy));
 	a->doc = doc;
 	return 0;
 }
@@ -146,6 +148,8 @@ AFF_EXPORT int aff_audit_run(struct aff_topo *topo, struct aff_plan *plan, unsig
 		rc = aff_audit_fabric(a);
 	if (!rc)
 		rc = aff_audit_roce(a);
+	if (!rc)
+		rc = aff_audit_gdr(a);
 	/* A check that neither found anything nor gave up passed: say so. */
 	for (k = 0; !rc && k < AFF_AUDIT_NCHECKS; k++)
 		if (!a->check_found[k] && !is_undecided(a, aff_audit_check_ids[k]))
@@ -192,6 +196,7 @@ AFF_EXPORT struct aff_audit *aff_audit_unref(struct aff_audit *a)
 	json_object_put(a->undecided);
 	json_object_put(a->optics);
 	json_object_put(a->dcb);
+	json_object_put(a->acs_remedy);
 	aff_plan_unref(a->plan);
 	aff_topo_unref(a->topo);
 	free(a);

@@ -21,6 +21,9 @@
  *	  "summary": { "<check id>": "ok|warn|fail|unknown", ... },
  *	  "topo": <railbind.topo/1 document>,
  *	  "pairs": [ { "gpu", "nic", "nic_pci", "path", "planned" } ],
+ *	  "acs_remedy": { "complex", "kernel", "status": "none|cmdline|setpci|unknown",
+ *	                  "reason", "ports": [pci...], "parameter", "grub",
+ *	                  "setpci": [line...] }   (absent when ACS is not judged)
  *	  "optics": [ { "nic", "pci", "netdev", "type", "temperature_c", "voltage_v",
  *	                "lanes": [ { "lane", "rx_power_mw", "tx_power_mw", "bias_ma" } ],
  *	                "thresholds": { "<quantity>": { "high_alarm", "low_alarm",
@@ -43,7 +46,7 @@
 struct json_object;
 
 /* Every check, in report order. */
-#define AFF_AUDIT_NCHECKS 23
+#define AFF_AUDIT_NCHECKS 24
 extern const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS];
 
 struct aff_audit;
@@ -67,6 +70,7 @@ struct aff_audit {
 	struct json_object *undecided;	/* array */
 	struct json_object *optics;	/* array: each rail's transceiver readings */
 	struct json_object *dcb;	/* array: each RoCE rail's DCB reading (audit_roce.c) */
+	struct json_object *acs_remedy;	/* the node's ACS remedy (audit_acs.c), NULL */
 	enum aff_sev check_sev[AFF_AUDIT_NCHECKS];
 	unsigned check_found[AFF_AUDIT_NCHECKS];
 	struct json_object *doc;	/* built by aff_audit_run */
@@ -109,6 +113,10 @@ int aff_audit_nic(struct aff_audit *a);
 int aff_audit_host(struct aff_audit *a);
 /* link-flapping, pcie-errors, port-flapping (audit_health.c). */
 int aff_audit_health(struct aff_audit *a);
+/* acs-redirect (audit_acs.c), run by aff_audit_pcie. */
+int aff_audit_acs(struct aff_audit *a);
+/* gdr-readiness: GPUDirect RDMA on each pair (audit_gdr.c). */
+int aff_audit_gdr(struct aff_audit *a);
 /* transceiver (audit_optics.c). */
 int aff_audit_optics(struct aff_audit *a);
 /* roce-lossless, pause-storm (audit_roce.c). */

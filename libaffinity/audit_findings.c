@@ -24,6 +24,7 @@ const char *const aff_audit_check_ids[AFF_AUDIT_NCHECKS] = {
 	"slurm-gres",
 	"ib-subnet-manager", "rail-link", "roce-gid", "rail-mtu", "rail-errors",
 	"roce-lossless", "pause-storm",
+	"gdr-readiness",
 };
 
 static const char *const sev_names[] = { "ok", "warn", "fail", "unknown" };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The PCIe checks: gpu-nic-path (the class of each rank's pair), acs-redirect
- * (ACS forcing the pair's peer-to-peer traffic up to the root complex) and
+ * (audit_acs.c: ACS against what each complex needs) and
  * link-downtrained (a link of the pair trained below what both ends can do).
  */
 #include <errno.h>
@@ -12,12 +12,6 @@
 
 #include "audit.h"
 
-#define MAX_BRIDGES 64
-/* ACS control: Request Redirect, Completion Redirect, Egress Control (p2pdma.c). */
-#define ACS_RR 0x0004
-#define ACS_CR 0x0008
-#define ACS_EC 0x0020
-#define ACS_REDIRECT (ACS_RR | ACS_CR | ACS_EC)
 
 static struct json_object *jstr(const char *s)
 {
@@ -68,78 +62,6 @@ static int check_paths(struct aff_audit *a)
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
-}
-
-/* The redirecting bridges on the pairs of the plan, each reported once. */
-static int check_acs(struct aff_audit *a)
-{
-	const struct aff_topo *t = a->topo;
-	int *seen, br[MAX_BRIDGES];
-	size_t k, i, n, r;
-	bool unknown = false, any = false;
-	int rc = 0;
-
-	if (!a->plan)
-		return aff_audit_undecided(a, "acs-redirect", "no GPU or accelerator");
-	if (!t->nrail)
-		return aff_audit_undecided(a, "acs-redirect", "no rail NIC");
-	if (!t->extras)
-		return aff_audit_undecided(a, "acs-redirect",
-					   "the source has no ACS data (not a railbind snapshot)");
-	seen = calloc(t->ndev, sizeof(*seen));
-	if (!seen)
-		return -ENOMEM;
-	for (k = 0; k < a->plan->nrank && !rc; k++) {
-		const struct aff_rank *rk = &a->plan->rank[k];
-		int gpu = t->gpus[rk->gpu];
-
-		for (r = 0; r < rk->rails.n && !rc; r++) {
-			int nic = t->rail[rk->rails.rail[r]].dev;
-			enum aff_path path = aff_topo_path(t, (size_t)rk->gpu,
-							   (size_t)rk->rails.rail[r]);
-
-			n = aff_audit_path_bridges(t, gpu, nic, br, MAX_BRIDGES);
-			any = true;
-			for (i = 0; i < n && !rc; i++) {
-				const struct aff_dev *b = &t->dev[br[i]];
-				const char *devs[4] = { b->pci, t->dev[gpu].pci, t->dev[nic].pci, NULL };
-				struct json_object *ev;
-				char ctl[8];
-
-				if (b->unreadable & AFF_UNREADABLE_ACS)
-					unknown = true;
-				if (b->acs_ctl < 0 || !(b->acs_ctl & ACS_REDIRECT) || seen[br[i]])
-					continue;
-				seen[br[i]] = 1;
-				snprintf(ctl, sizeof(ctl), "0x%04x", (unsigned)b->acs_ctl & 0xffffu);
-				ev = json_object_new_object();
-				json_object_object_add(ev, "bridge", jstr(b->pci));
-				json_object_object_add(ev, "acs_ctl", jstr(ctl));
-				json_object_object_add(ev, "request_redirect",
-						       json_object_new_boolean(b->acs_ctl & ACS_RR));
-				json_object_object_add(ev, "completion_redirect",
-						       json_object_new_boolean(b->acs_ctl & ACS_CR));
-				json_object_object_add(ev, "egress_control",
-						       json_object_new_boolean(b->acs_ctl & ACS_EC));
-				json_object_object_add(ev, "path", jstr(aff_path_name(path)));
-				rc = aff_audit_add(a, "acs-redirect",
-						   path <= AFF_PATH_PXB ? AFF_SEV_FAIL : AFF_SEV_WARN,
-						   b->pci, devs, ev,
-						   "clear ACS RR/CR/EC on this port (setpci -s BDF ECAP0d+6.w=0000, or the BIOS/kernel setting that enables it) if the node needs no VM isolation; with IOMMU isolation needed, accept host-bridge routing",
-						   "ACS control %s on bridge %s redirects peer-to-peer traffic between GPU %s and NIC %s up to the root complex",
-						   ctl, b->pci, t->dev[gpu].pci, t->dev[nic].pci);
-			}
-		}
-	}
-	free(seen);
-	if (rc < 0)
-		return rc;
-	if (!any)
-		return aff_audit_undecided(a, "acs-redirect", "no GPU has a rail");
-	if (unknown)
-		return aff_audit_undecided(a, "acs-redirect",
-					   "ACS control of a port on a GPU-NIC path could not be read (run as root, or load railbind.ko)");
 	return 0;
 }
 
@@ -257,7 +179,7 @@ int aff_audit_pcie(struct aff_audit *a)
 	int rc = check_paths(a);
 
 	if (!rc)
-		rc = check_acs(a);
+		rc = aff_audit_acs(a);
 	if (!rc)
 		rc = check_links(a);
 	return rc;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acs_table.h"
 #include "gpu_ident.h"
 #include "fabric.h"
 #include "model.h"
@@ -77,6 +78,8 @@ int aff_topo_add_dev(struct aff_topo *t, enum aff_devtype type, int parent)
 	d->gdr = -1;
 	d->link_speed = d->link_speed_cap = 0;
 	d->acs_ctl = -1;
+	d->ats = d->mps = d->mrrs = d->relaxed = -1;
+	d->bar1 = -1;
 	d->numa_raw = INT_MIN;
 	return i;
 }
@@ -385,6 +388,9 @@ static void topo_free(struct aff_topo *t)
 	free(t->host);
 	free(t->peer_memory);
 	free(t->kmod);
+	free(t->kernel);
+	free(t->gpu_driver);
+	free(t->kernel_target);
 	free(t->cpu_arch);
 	free(t->cpu_vendor);
 	free(t->peer);
@@ -416,6 +422,20 @@ AFF_EXPORT struct aff_topo *aff_topo_unref(struct aff_topo *t)
 AFF_EXPORT size_t aff_topo_gpu_count(const struct aff_topo *t)
 {
 	return t->ngpu;
+}
+
+AFF_EXPORT int aff_topo_set_kernel(struct aff_topo *t, const char *release)
+{
+	char *k = NULL;
+	int maj, min, pat;
+
+	if (release && aff_kernel_version(release, &maj, &min, &pat) < 0)
+		return -EINVAL;
+	if (release && !(k = strdup(release)))
+		return -ENOMEM;
+	free(t->kernel_target);
+	t->kernel_target = k;
+	return 0;
 }
 
 AFF_EXPORT const char *aff_topo_host(const struct aff_topo *t)

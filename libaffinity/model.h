@@ -81,6 +81,15 @@ struct aff_dev {
 	double link_speed, link_speed_cap;
 	int link_width, link_width_cap;
 	int acs_ctl;
+	/*
+	 * GPUDirect RDMA readiness (audit_gdr.c), -1 unknown: ATS capability
+	 * (RailbindATS, 0/1), Max Payload and Max Read Request in bytes
+	 * (RailbindMPS, RailbindMRRS, from Device Control), Relaxed Ordering
+	 * enabled (RailbindRelaxedOrdering, 0/1), BAR1 size in bytes
+	 * (RailbindBAR1, the GPU's peer-memory window).
+	 */
+	int ats, mps, mrrs, relaxed;
+	long long bar1;
 	int numa_raw;		/* RailbindNumaNode, INT_MIN when absent */
 	char *iommu_type;
 	char *netdev;
@@ -191,6 +200,13 @@ struct aff_topo {
 
 	char *peer_memory;	/* RailbindPeerMemory, NULL when unknown */
 	char *kmod;		/* RailbindKmod */
+	/*
+	 * RailbindKernel (the running kernel's release) and RailbindGPUDriver
+	 * (open, proprietary, absent) on the Machine, NULL unknown; kernel_target:
+	 * the kernel the audit's remedies are for (aff_topo_set_kernel), else
+	 * kernel.
+	 */
+	char *kernel, *gpu_driver, *kernel_target;
 	bool extras;		/* the source carries Railbind* attributes */
 	char bad_info[160];	/* source_hwloc.c: a Railbind* value that does not parse */
 	struct aff_peer *peer;	/* RailbindPeer records */

@@ -90,7 +90,8 @@ int aff_pcicfg_is_bridge(const uint8_t *cfg, size_t len)
 	return (cfg[PCI_HEADER_TYPE] & 0x7f) == 1;
 }
 
-int aff_pcicfg_port_type(const uint8_t *cfg, size_t len)
+/* The PCI Express capability's offset in the conventional list, or a negative errno. */
+static int exp_cap(const uint8_t *cfg, size_t len)
 {
 	/* One bit per dword of the capability area, 0x40-0xff. */
 	uint8_t seen[(AFF_PCICFG_STD_SIZE - PCI_CAP_FIRST) / 4 / 8] = { 0 };
@@ -117,7 +118,26 @@ int aff_pcicfg_port_type(const uint8_t *cfg, size_t len)
 			return -ENOENT;
 		seen[slot / 8] |= (uint8_t)(1u << (slot % 8));
 		if (cfg[pos] == AFF_PCI_CAP_ID_EXP)
-			return (rd16(cfg + pos + 2) >> 4) & 0xf;
+			return (int)pos;
 	}
 	return -ENOENT;
+}
+
+int aff_pcicfg_port_type(const uint8_t *cfg, size_t len)
+{
+	int pos = exp_cap(cfg, len);
+
+	return pos < 0 ? pos : (rd16(cfg + pos + 2) >> 4) & 0xf;
+}
+
+int aff_pcicfg_devctl(const uint8_t *cfg, size_t len)
+{
+	int pos = exp_cap(cfg, len);
+
+	if (pos < 0)
+		return pos;
+	/* exp_cap() walks at most the conventional space. */
+	if ((size_t)pos + AFF_PCI_EXP_DEVCTL + 2 > len)
+		return -ENODATA;
+	return rd16(cfg + pos + AFF_PCI_EXP_DEVCTL);
 }

@@ -58,6 +58,18 @@ enum {
  * The walk stops on a pointer below 0x40, one past @len, or a revisited one.
  */
 int aff_pcicfg_port_type(const uint8_t *cfg, size_t len);
+/* Device Control in the PCI Express capability (PCIe base spec 7.5.3.4). */
+#define AFF_PCI_EXP_DEVCTL	8u
+#define AFF_PCI_EXP_DEVCTL_RELAX	0x0010u	/* Enable Relaxed Ordering */
+#define AFF_PCI_EXP_DEVCTL_PAYLOAD(v)	(128u << (((v) >> 5) & 7u))	/* bytes */
+#define AFF_PCI_EXP_DEVCTL_READRQ(v)	(128u << (((v) >> 12) & 7u))	/* bytes */
+#define AFF_PCI_EXT_CAP_ID_ATS	0x000fu
+
+/*
+ * The 16-bit Device Control register, or the errors of aff_pcicfg_port_type
+ * (-ENODATA also when the capability's register lies past @len).
+ */
+int aff_pcicfg_devctl(const uint8_t *cfg, size_t len);
 /* Whether the header is a PCI-to-PCI bridge's (type 1); -ENODATA if too short. */
 int aff_pcicfg_is_bridge(const uint8_t *cfg, size_t len);
 

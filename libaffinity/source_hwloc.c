@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fabric.h"
+#include "acs_table.h"
 #include "gpu_ident.h"
 #include "model.h"
 #include "optics_info.h"
@@ -33,6 +34,20 @@ static int info_int(hwloc_obj_t o, const char *name, int dflt)
 	if (*end || v < INT_MIN || v > INT_MAX)
 		return dflt;
 	return (int)v;
+}
+
+/* A byte count (RailbindBAR1), -1 when absent or not a number. */
+static long long info_ll(hwloc_obj_t o, const char *name)
+{
+	const char *s = info(o, name);
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	return *end || errno || v < 0 ? -1 : v;
 }
 
 static double info_double(hwloc_obj_t o, const char *name)
@@ -322,6 +337,12 @@ static int check_infos(struct aff_topo *t, const struct aff_dev *d, hwloc_obj_t 
 		{ "RailbindLinkWidthCap", "lanes (0-64)", 0, 64, false, true },
 		{ "RailbindACSCtl", "a 16-bit hex register (e.g. 0x001d)", 0, 0xffff, true, true },
 		{ "RailbindNumaNode", "a NUMA node number or -1", -1, INT_MAX, false, true },
+		/* Device Control's encodings: 128 << 0..5 bytes (the two reserved ones too). */
+		{ "RailbindMPS", "bytes (128-16384)", 128, 16384, false, true },
+		{ "RailbindMRRS", "bytes (128-16384)", 128, 16384, false, true },
+		{ "RailbindRelaxedOrdering", "0 or 1", 0, 1, false, true },
+		{ "RailbindATS", "0 or 1", 0, 1, false, true },
+		{ "RailbindBAR1", "a size in bytes", 1, 1125899906842624.0, false, true },
 	};
 	const char *iommu = info(o, "RailbindIOMMUGroupType");
 	const char *ptype = info(o, "RailbindPortType");
@@ -372,6 +393,11 @@ static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 	d->link_width = info_int(o, "RailbindLinkWidth", 0);
 	d->link_width_cap = info_int(o, "RailbindLinkWidthCap", 0);
 	d->acs_ctl = info_int(o, "RailbindACSCtl", -1);
+	d->ats = info_int(o, "RailbindATS", -1);
+	d->mps = info_int(o, "RailbindMPS", -1);
+	d->mrrs = info_int(o, "RailbindMRRS", -1);
+	d->relaxed = info_int(o, "RailbindRelaxedOrdering", -1);
+	d->bar1 = info_ll(o, "RailbindBAR1");
 	if (aff_port_type_from_name(info(o, "RailbindPortType"), &d->port_type) < 0)
 		d->port_type = AFF_PORT_UNKNOWN;
 	d->unreadable = unreadable_of(o);
@@ -586,7 +612,7 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 {
 	hwloc_obj_t root = hwloc_get_root_obj(hw);
 	const char *host, *pm;
-	int rc;
+	int rc, kmaj, kmin, kpat;
 
 	t->hw = hw;
 	rc = load_cpus(t);
@@ -602,13 +628,25 @@ int aff_load_hwloc(struct aff_topo *t, hwloc_topology_t hw, char *err,
 		return aff_seterr(err, errlen, EINVAL,
 				  "%s: RailbindPeerMemory=\"%.24s\", expected nvidia_peermem, dmabuf or none",
 				  t->source, pm);
+	pm = info(root, "RailbindGPUDriver");
+	if (pm && strcmp(pm, "open") && strcmp(pm, "proprietary") && strcmp(pm, "absent"))
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: RailbindGPUDriver=\"%.24s\", expected open, proprietary or absent",
+				  t->source, pm);
+	pm = info(root, "RailbindKernel");
+	if (pm && aff_kernel_version(pm, &kmaj, &kmin, &kpat) < 0)
+		return aff_seterr(err, errlen, EINVAL,
+				  "%s: RailbindKernel=\"%.24s\", expected a kernel release (6.12.9...)",
+				  t->source, pm);
 	host = info(root, "RailbindHostname");
 	if (!host)
 		host = info(root, "HostName");
 	if (host && !(t->host = strdup(host)))
 		return -ENOMEM;
 	if (dup_info(&t->peer_memory, root, "RailbindPeerMemory") < 0 ||
-	    dup_info(&t->kmod, root, "RailbindKmod") < 0 || load_peers(t, root) < 0 ||
+	    dup_info(&t->kmod, root, "RailbindKmod") < 0 ||
+	    dup_info(&t->kernel, root, "RailbindKernel") < 0 ||
+	    dup_info(&t->gpu_driver, root, "RailbindGPUDriver") < 0 || load_peers(t, root) < 0 ||
 	    aff_gident_load_machine(t, root) < 0)
 		return -ENOMEM;
 	/* A railbind snapshot, the live node annotated, or an rbgen fixture. */

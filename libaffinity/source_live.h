@@ -32,6 +32,13 @@
 #define AFF_INFO_PORT_RATE_FMT		"RailbindPort%uRate"
 #define AFF_INFO_PEER_MEMORY		"RailbindPeerMemory"	/* on the Machine */
 #define AFF_INFO_KMOD			"RailbindKmod"
+#define AFF_INFO_KERNEL			"RailbindKernel"	/* on the Machine */
+#define AFF_INFO_GPU_DRIVER		"RailbindGPUDriver"	/* open, proprietary, absent */
+#define AFF_INFO_ATS			"RailbindATS"		/* on PCI objects: 0/1 */
+#define AFF_INFO_MPS			"RailbindMPS"		/* bytes */
+#define AFF_INFO_MRRS			"RailbindMRRS"		/* bytes */
+#define AFF_INFO_RELAXED		"RailbindRelaxedOrdering"	/* 0/1 */
+#define AFF_INFO_BAR1			"RailbindBAR1"		/* bytes, on GPUs */
 #define AFF_INFO_SNAPSHOT_VERSION	"RailbindSnapshotVersion"
 #define AFF_INFO_HOSTNAME		"RailbindHostname"
 /* On PCI objects: what could not be read there ("acs,link,numa,iommu", any subset). */

@@ -49,6 +49,21 @@ static void print_matrix(FILE *f, struct json_object *topo)
 	}
 }
 
+/* acs-redirect's remedy for the whole node, once, where a port needs it. */
+static void print_acs_remedy(FILE *f, struct json_object *doc)
+{
+	struct json_object *r = rb_jget(doc, "acs_remedy");
+	const char *sum = rb_jstr(rb_jget(doc, "summary"), "acs-redirect");
+	const char *status = rb_jstr(r, "status");
+
+	if (!r || !sum || !strcmp(sum, "ok") || !status)
+		return;
+	if (!strcmp(status, "cmdline"))
+		fprintf(f, "\nACS: boot with %s (railbind audit --acs-cmdline)\n", rb_js(r, "parameter"));
+	else if (strcmp(status, "none"))
+		fprintf(f, "\nACS: %s\n", rb_js(r, "reason"));
+}
+
 static void print_text(FILE *f, struct json_object *doc, int details)
 {
 	struct json_object *checks = rb_jget(doc, "checks"), *und = rb_jget(doc, "undecided");
@@ -71,6 +86,7 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 			fprintf(f, "  [%s] %s\n", rb_js(u, "id"), rb_js(u, "reason"));
 		}
 	}
+	print_acs_remedy(f, doc);
 	fprintf(f, "\nChecks:");
 	json_object_object_foreach(sum, id, v)
 		fprintf(f, " %s=%s", id, json_object_get_string(v));
@@ -287,9 +303,73 @@ static void print_nfd(FILE *f, struct json_object *doc)
 	print_nfd_rails(f, rb_jget(doc, "topo"));
 }
 
+/* ---- --acs-cmdline ---- */
+
+enum { OPT_ACS_CMDLINE = 0x200, OPT_KERNEL };
+
+struct audit_opts {
+	bool acs_cmdline;
+	const char *kernel;
+};
+
+/*
+ * Only the node's pci=config_acs= parameter, quoted for GRUB_CMDLINE_LINUX,
+ * for provisioning scripts: 0 printed; 1 none needed; 2 the target kernel
+ * cannot take it (the setpci lines follow on stderr); 3 not decided.
+ * Everything but the parameter goes to stderr.
+ */
+static int print_acs_cmdline(struct json_object *doc)
+{
+	struct json_object *r = rb_jget(doc, "acs_remedy"), *setpci = rb_jget(r, "setpci");
+	const char *status = rb_jstr(r, "status"), *reason = rb_jstr(r, "reason");
+	size_t i;
+
+	if (!r) {
+		struct json_object *und = rb_jget(doc, "undecided");
+
+		for (i = 0; i < json_object_array_length(und); i++) {
+			struct json_object *u = json_object_array_get_idx(und, i);
+
+			if (!strcmp(rb_js(u, "id"), "acs-redirect"))
+				reason = rb_jstr(u, "reason");
+		}
+		rb_error("audit --acs-cmdline: ACS not judged: %s", reason ? reason : "no ACS data");
+		return RB_CHECK_UNKNOWN;
+	}
+	if (status && !strcmp(status, "cmdline")) {
+		printf("%s\n", rb_js(r, "grub"));
+		return fflush(stdout) ? RB_CHECK_UNKNOWN : 0;
+	}
+	rb_error("audit --acs-cmdline: no parameter: %s", reason ? reason : "unknown");
+	if (!status || !strcmp(status, "none"))
+		return 1;
+	for (i = 0; i < json_object_array_length(setpci); i++)
+		fprintf(stderr, "  %s\n", json_object_get_string(json_object_array_get_idx(setpci, i)));
+	return !strcmp(status, "setpci") ? 2 : RB_CHECK_UNKNOWN;
+}
+
+static int own_opt(int c, const char *arg, void *data)
+{
+	struct audit_opts *ao = data;
+
+	if (c == OPT_ACS_CMDLINE)
+		ao->acs_cmdline = true;
+	else
+		ao->kernel = arg;
+	return 0;
+}
+
 static const struct rb_opt opts[] = {
 	RB_OPTS_COMMON,
 	RB_OPTS_REPORT,
+	{ OPT_ACS_CMDLINE, no_argument, "acs-cmdline",
+	  "      --acs-cmdline  print only the node's pci=config_acs= kernel parameter\n"
+	  "                     (quoted for GRUB_CMDLINE_LINUX); exit 0 printed, 1 none\n"
+	  "                     needed, 2 the kernel cannot take it (setpci on stderr),\n"
+	  "                     3 not decided\n" },
+	{ OPT_KERNEL, required_argument, "kernel",
+	  "      --kernel VER   the kernel release the remedies are for (default: the\n"
+	  "                     node's, from the source's RailbindKernel or the live node)\n" },
 	{ 0 }
 };
 
@@ -302,6 +382,7 @@ static const struct rb_verb verb = {
 		 "Exit: 0 ok, 1 warnings, 2 failures, 3 could not decide (or bad input).\n",
 	.family = RB_CHECK,
 	.opts = opts,
+	.opt = own_opt,
 	.text = print_text,
 	.prom = print_prom,
 	.nfd = print_nfd,
@@ -311,18 +392,29 @@ int cmd_audit(int argc, char **argv)
 {
 	/* The live node's transceivers too (needs root; says so without). */
 	struct rb_opts o = { .load_flags = AFF_LOAD_OPTICS };
+	struct audit_opts ao = { 0 };
 	struct aff_ctx *ctx = NULL;
 	struct aff_topo *topo = NULL;
 	struct aff_audit *a = NULL;
 	char err[1024] = "", *text = NULL;
 	int rc;
 
-	rc = rb_getopt(&verb, argc, argv, &o, NULL);
+	rc = rb_getopt(&verb, argc, argv, &o, &ao);
 	if (rc >= 0)
 		return rc;
+	if (ao.acs_cmdline && o.nfmt) {
+		rb_error("audit: --acs-cmdline prints only the parameter: it excludes --json, --prom and --nfd");
+		return RB_CHECK_USAGE;
+	}
 	rc = rb_topology(&verb, &o, &ctx, &topo);
 	if (rc >= 0)
 		return rc;
+	if (ao.kernel && aff_topo_set_kernel(topo, ao.kernel) < 0) {
+		rb_error("audit: --kernel '%s': expected a release such as 6.12.9", ao.kernel);
+		aff_topo_unref(topo);
+		aff_ctx_unref(ctx);
+		return RB_CHECK_USAGE;
+	}
 	rc = aff_audit_run(topo, NULL, 0, &a, err, sizeof(err));
 	if (rc < 0)
 		rb_error("%s", *err ? err : strerror(-rc));
@@ -332,6 +424,15 @@ int cmd_audit(int argc, char **argv)
 		return RB_CHECK_UNKNOWN;
 	}
 	rc = aff_audit_json(a, 0, &text);
+	if (ao.acs_cmdline) {
+		struct json_object *doc = rb_doc(rc, text);
+
+		rc = doc ? print_acs_cmdline(doc) : RB_CHECK_UNKNOWN;
+		json_object_put(doc);
+		aff_audit_unref(a);
+		aff_ctx_unref(ctx);
+		return rc;
+	}
 	rc = rb_emit(&verb, &o, rb_doc(rc, text), aff_audit_exit_code(a));
 	aff_audit_unref(a);
 	aff_ctx_unref(ctx);

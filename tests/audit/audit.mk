@@ -12,11 +12,20 @@ $(AUDIT_KMODFEED): $(TOP)/tests/audit/kmodfeed.c $(LIBAFF_A)
 		$(TEST_LIBS)
 
 .PHONY: check-audit check-audit-asan check-audit-valgrind
-check-audit: $(RAILBIND) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
+check-audit: $(RAILBIND) $(RBGEN) $(RBGEN_FIXTURES) $(AUDIT_KMODFEED)
 	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
 		KMODFEED=$(AUDIT_KMODFEED) \
 		sh $(TOP)/tests/audit/run.sh
 	$(Q)RAILBIND=$(RAILBIND) BUILD=$(BUILD) bash $(TOP)/tests/audit/nhc.sh
+	$(Q)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
+		sh $(TOP)/tests/audit/acs.sh
+
+# ACS per complex kind, the config_acs= remedy, gdr-readiness (tests/audit/acs/),
+# alone; check-audit runs it too.
+.PHONY: check-acs
+check-acs: $(RAILBIND) $(RBGEN) $(RBGEN_FIXTURES)
+	$(call quiet,TEST,$@)RAILBIND=$(RAILBIND) RBGEN=$(RBGEN) BUILD=$(BUILD) RAILBIND_TOPOLOGIES="$(RAILBIND_TOPOLOGIES)" \
+		sh $(TOP)/tests/audit/acs.sh
 
 # In make check through check-asan's one sub-make (see the Makefile).
 check-audit-asan:

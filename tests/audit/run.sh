@@ -25,7 +25,9 @@ run() {
 	rc=$?
 }
 
-# fixture  check  severity  exit code  (the spec: each fault, its check)
+# fixture  check  severity  exit code  [also]  (the spec: each fault, its check;
+# also: the one other check the same fault raises, at the same severity:
+# gdr-readiness judges peer memory and IOMMU per pair, beside their own checks)
 cat >"$tmp/faults" <<'EOF'
 audit-acs acs-redirect fail 2
 audit-x8 link-downtrained fail 2
@@ -34,8 +36,8 @@ audit-numa-mismatch numa-mismatch warn 1
 audit-port-down nic-port-down fail 2
 audit-rate nic-port-down warn 1
 audit-cross gpu-nic-path fail 2
-audit-no-peermem peer-memory warn 1
-audit-iommu iommu-translation warn 1
+audit-no-peermem peer-memory warn 1 gdr-readiness
+audit-iommu iommu-translation warn 1 gdr-readiness
 health-fatal pcie-errors fail 2
 health-nonfatal pcie-errors warn 1
 health-cor pcie-errors warn 1
@@ -56,7 +58,7 @@ if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$tmp/out")" = ok ] &&
     [ "$(jq -c '[.summary | to_entries[] | select(.value != "ok") | .key] | sort' "$tmp/out")" = \
 	'["ib-subnet-manager","link-flapping","pause-storm","pcie-errors","port-flapping","rail-errors","rail-link","rail-mtu","roce-gid","roce-lossless","transceiver"]' ] &&
     [ "$(jq -c '[.undecided[].id] | sort' "$tmp/out")" = '["ib-subnet-manager","link-flapping","pause-storm","pcie-errors","port-flapping","rail-errors","rail-link","rail-mtu","roce-gid","roce-lossless","transceiver"]' ] &&
-    [ "$(jq '.summary | length' "$tmp/out")" = 23 ] &&
+    [ "$(jq '.summary | length' "$tmp/out")" = 24 ] &&
     jq -e '[.checks[] | select(.id == "rails-asymmetric") | .message] == ["nothing found"]' "$tmp/out" >/dev/null; then ok
 else bad "audit-ok: rc=$rc $(jq -c .summary "$tmp/out" 2>/dev/null)"; fi
 
@@ -125,11 +127,16 @@ health health-flap 0000:04:00.0/RailbindLinkChanges=2
 health health-port mlx5_1/RailbindPort1LinkDowned=1
 
 # Each fault: exactly its check, at its severity, and nothing else.
-while read -r f id sev code; do
+while read -r f id sev code also; do
 	x=$FIX/$f.xml
 	case $f in health-*) x=$tmp/$f.xml ;; esac
+	nalso=0
+	[ -n "$also" ] && nalso=1
 	run --json -i "$x"
-	others=$(jq -r --arg id "$id" '[.checks[] | select(.severity != "ok" and .id != $id) | .id] | join(",")' "$tmp/out")
+	others=$(jq -r --arg id "$id" --arg also "$also" '[.checks[] | select(.severity != "ok" and .id != $id and .id != $also) | .id] | join(",")' "$tmp/out")
+	if [ -n "$also" ] && [ "$(jq -r --arg id "$also" '.summary[$id]' "$tmp/out")" != "$sev" ]; then
+		bad "$f: $also is not $sev"
+	fi
 	mine=$(jq -r --arg id "$id" '[.checks[] | select(.id == $id) | .severity] | unique | join(",")' "$tmp/out")
 	if [ "$rc" -eq "$code" ] && [ "$mine" = "$sev" ] && [ -z "$others" ] &&
 	    [ "$(jq -r .status "$tmp/out")" = "$sev" ] &&
@@ -153,14 +160,14 @@ while read -r f id sev code; do
 	[ "$sev" = fail ] && n=2
 	if [ "$rc" -eq "$code" ] && grep -qx "railbind_audit_check_status{check=\"$id\"} $n" "$tmp/out" &&
 	    grep -qx "railbind_audit_status $n" "$tmp/out" &&
-	    [ "$(grep -c '^railbind_audit_check_status{.*} [12]$' "$tmp/out")" = 1 ] &&
+	    [ "$(grep -c '^railbind_audit_check_status{.*} [12]$' "$tmp/out")" = $((1 + nalso)) ] &&
 	    grep -q '^railbind_gpu_nic_path{gpu="0000:04:00.0",nic="mlx5_0",nic_pci="0000:05:00.0",class="PIX",planned="1"} 1$' "$tmp/out"
 	then ok; else bad "$f: --prom (rc=$rc)"; fi
 	# NFD: one label per check, only this one not ok.
 	run --nfd -i "$x"
 	if [ "$rc" -eq "$code" ] && grep -qx "railbind.audit.$id=$sev" "$tmp/out" &&
 	    grep -qx "railbind.audit.status=$sev" "$tmp/out" &&
-	    [ "$(grep -c '=\(warn\|fail\)$' "$tmp/out")" = 2 ] &&
+	    [ "$(grep -c '=\(warn\|fail\)$' "$tmp/out")" = $((2 + nalso)) ] &&
 	    ! grep -qv '^[A-Za-z0-9._/-]*=[A-Za-z0-9._-]*$' "$tmp/out"; then ok
 	else bad "$f: --nfd (rc=$rc)"; fi
 done <"$tmp/faults"

@@ -47,6 +47,8 @@ struct rb_node *rb_node_new(struct rb_machine *m, enum rb_kind kind, int line)
 	n->secbus = n->subbus = -1;
 	n->fixed_bus = -1;
 	n->acs = -1;
+	n->mps = n->mrrs = n->ro = n->ats = -1;
+	n->bar1 = -1;
 	n->numa_raw = INT32_MIN;
 	n->minor = -1;
 	n->mig = -1;
@@ -99,6 +101,8 @@ void rb_machine_free(struct rb_machine *m)
 	node_free(m->roots);
 	free(m->hostname);
 	free(m->peer_memory);
+	free(m->kernel);
+	free(m->gpu_driver);
 	free(m->kmod);
 	free(m->cpu_vendor);
 	memset(m, 0, sizeof(*m));

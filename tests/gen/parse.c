@@ -197,15 +197,15 @@ static const char *allowed_keys(enum rb_kind k)
 	case RB_HOSTBRIDGE:
 		return "numa domain bus iommu";
 	case RB_BRIDGE:
-		return "type acs link linkcap vendor device subvendor subdevice rev numa-raw iommu";
+		return "type acs link linkcap vendor device subvendor subdevice rev numa-raw iommu mps mrrs ro";
 	case RB_SWITCH:
-		return "acs link linkcap vendor device subvendor subdevice rev numa-raw iommu";
+		return "acs link linkcap vendor device subvendor subdevice rev numa-raw iommu mps mrrs ro";
 	case RB_GPU:
-		return "vendor device subvendor subdevice class rev link linkcap numa-raw iommu uuid minor nvlink mig mig-devices c2c";
+		return "vendor device subvendor subdevice class rev link linkcap numa-raw iommu uuid minor nvlink mig mig-devices c2c mps mrrs ro ats bar1";
 	case RB_NIC:
-		return "name netdev port ports state rate eth vendor device subvendor subdevice class rev link linkcap numa-raw iommu";
+		return "name netdev port ports state rate eth vendor device subvendor subdevice class rev link linkcap numa-raw iommu mps mrrs ro ats";
 	case RB_DEV:
-		return "class vendor device subvendor subdevice rev link linkcap numa-raw iommu";
+		return "class vendor device subvendor subdevice rev link linkcap numa-raw iommu mps mrrs ro ats";
 	}
 	return "";
 }
@@ -297,6 +297,28 @@ static int set_opt(struct ctx *c, struct rb_node *n, const char *key, const char
 		if (parse_int(val, -1, 4095, &v))
 			goto bad;
 		n->numa_raw = (int)v;
+	} else if (!strcmp(key, "mps") || !strcmp(key, "mrrs")) {
+		/* Device Control's encodings: 128 << 0..5 bytes. */
+		if (parse_int(val, 128, 4096, &v) || (v & (v - 1)))
+			goto bad;
+		*(key[1] == 'p' ? &n->mps : &n->mrrs) = (int)v;
+	} else if (!strcmp(key, "ro") || !strcmp(key, "ats")) {
+		if (parse_int(val, 0, 1, &v))
+			goto bad;
+		*(key[0] == 'r' ? &n->ro : &n->ats) = (int)v;
+	} else if (!strcmp(key, "bar1")) {
+		char *end;
+		unsigned long long b = strtoull(val, &end, 10);
+
+		if (end == val || b == 0)
+			goto bad;
+		if (*end == 'M')
+			b <<= 20, end++;
+		else if (*end == 'G')
+			b <<= 30, end++;
+		if (*end || b > (1ULL << 50))
+			goto bad;
+		n->bar1 = (long long)b;
 	} else if (!strcmp(key, "name")) {
 		free(n->name);
 		n->name = rb_xstrdup(val);
@@ -379,6 +401,9 @@ bad:
 			"LINKS@switch or LINKS@BUSID, comma separated, 18 links at most" :
 	       !strcmp(key, "mig") || !strcmp(key, "c2c") ? "enabled or disabled" :
 	       !strcmp(key, "mig-devices") ? "1 to 7 instances" :
+	       !strcmp(key, "mps") || !strcmp(key, "mrrs") ? "128, 256, 512, 1024, 2048 or 4096 bytes" :
+	       !strcmp(key, "ro") || !strcmp(key, "ats") ? "0 or 1" :
+	       !strcmp(key, "bar1") ? "a size in bytes, or with M or G (256M, 128G)" :
 								"up to 4 hex digits");
 	return -1;
 }
@@ -445,6 +470,22 @@ static int parse_machine(struct ctx *c, char **tok, int ntok)
 			m->cpu_vendor = rb_xstrdup(vendor);
 			m->cpu_family = fam;
 			m->cpu_model = model;
+		} else if (!strcmp(tok[i], "kernel")) {
+			if (val[0] < '0' || val[0] > '9' || !strchr(val, '.')) {
+				rb_err(m, c->line, "bad kernel '%s' (expected a release, e.g. 6.12.9)",
+				       val);
+				return -1;
+			}
+			free(m->kernel);
+			m->kernel = rb_xstrdup(val);
+		} else if (!strcmp(tok[i], "gpu-driver")) {
+			if (strcmp(val, "open") && strcmp(val, "proprietary") && strcmp(val, "absent")) {
+				rb_err(m, c->line,
+				       "bad gpu-driver '%s' (expected open, proprietary or absent)", val);
+				return -1;
+			}
+			free(m->gpu_driver);
+			m->gpu_driver = rb_xstrdup(val);
 		} else if (!strcmp(tok[i], "port-types")) {
 			if (strcmp(val, "yes") && strcmp(val, "no")) {
 				rb_err(m, c->line, "bad port-types '%s' (expected yes or no)", val);
@@ -453,7 +494,7 @@ static int parse_machine(struct ctx *c, char **tok, int ntok)
 			m->no_port_types = !strcmp(val, "no");
 		} else {
 			rb_err(m, c->line,
-			       "unknown option '%s' for machine (expected hostname, peer-memory, kmod, cpu, port-types)",
+			       "unknown option '%s' for machine (expected hostname, peer-memory, kmod, kernel, gpu-driver, cpu, port-types)",
 			       tok[i]);
 			return -1;
 		}

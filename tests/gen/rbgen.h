@@ -39,6 +39,9 @@ struct rb_node {
 	double speed, capspeed;	/* GT/s; 0 = unset */
 	int width, capwidth;
 	int acs;		/* ACS control, -1 = no ACS capability */
+	/* GPUDirect readiness (RailbindMPS, MRRS, RelaxedOrdering, ATS, BAR1), -1 unset */
+	int mps, mrrs, ro, ats;
+	long long bar1;
 	int numa;		/* hostbridge locality (NUMA os_index or -1) */
 	int numa_raw;		/* RailbindNumaNode, INT32_MIN = inherit */
 	const char *iommu;	/* RailbindIOMMUGroupType, NULL = inherit */
@@ -67,6 +70,8 @@ struct rb_machine {
 	char *hostname;
 	char *peer_memory;	/* NULL = derive */
 	char *kmod;
+	char *kernel;		/* RailbindKernel, NULL: not said */
+	char *gpu_driver;	/* RailbindGPUDriver, NULL: not said */
 	bool no_port_types;	/* port-types=no: plain hwloc, no RailbindPortType */
 	char *cpu_vendor;	/* cpu=VENDOR:FAMILY:MODEL, NULL: not said */
 	int cpu_family, cpu_model;

@@ -160,6 +160,16 @@ static void pci_infos(struct wr *w, const struct rb_node *n, int d)
 	info(w, d, "RailbindIOMMUGroupType", n->iommu);
 	if (!w->m->no_port_types && n->ptype)
 		info(w, d, "RailbindPortType", n->ptype);
+	if (n->mps > 0)
+		infof(w, d, "RailbindMPS", "%d", n->mps);
+	if (n->mrrs > 0)
+		infof(w, d, "RailbindMRRS", "%d", n->mrrs);
+	if (n->ro >= 0)
+		infof(w, d, "RailbindRelaxedOrdering", "%d", n->ro);
+	if (n->ats >= 0)
+		infof(w, d, "RailbindATS", "%d", n->ats);
+	if (n->bar1 > 0)
+		infof(w, d, "RailbindBAR1", "%lld", n->bar1);
 }
 
 static void pci_attrs(struct wr *w, const struct rb_node *n)
@@ -397,6 +407,10 @@ int rb_write_xml(const struct rb_machine *m, FILE *out)
 	info(&w, 2, "RailbindPeerMemory", m->peer_memory ? m->peer_memory :
 				any_nvidia(m->roots) ? "nvidia_peermem" : "none");
 	info(&w, 2, "RailbindKmod", m->kmod ? m->kmod : "absent");
+	if (m->kernel)
+		info(&w, 2, "RailbindKernel", m->kernel);
+	if (m->gpu_driver)
+		info(&w, 2, "RailbindGPUDriver", m->gpu_driver);
 
 	/* CPU-less NUMA nodes (CXL, GPU memory) hang off the machine, as on Linux */
 	for (int i = ncpu; i < nnuma; i++)

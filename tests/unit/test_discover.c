@@ -68,6 +68,9 @@ static const char topo_xml[] =
 #define GPU "0000:01:00.0"
 #define NIC "0000:02:00.0"
 #define ACS_CTL 0x001d
+#define NV_OPEN_535 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build  (dvs-builder@U16-T02-35-3)  Sat Aug 19 01:13:49 UTC 2023\nGCC version:  gcc version 12.2.0\n"
+#define NV_OPEN_510 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  510.39.01  Release Build  (dvs-builder@U16-T02-35-3)\n"
+#define NV_PROP_535 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
 
 struct fixture {
 	char dir[PATH_MAX];	/* the fake root */
@@ -550,6 +553,53 @@ static void port_types(void **state)
 	assert_info(pci_obj(fx->topo, NIC), AFF_INFO_PORT_TYPE, NULL);
 }
 
+/*
+ * gdr-readiness's facts: Device Control (MPS, MRRS, Relaxed Ordering), the
+ * ATS capability where the extended space is readable, BAR1 from
+ * "resource", the kernel release and the NVIDIA driver's flavour.
+ */
+static void gdr_settings(void **state)
+{
+	struct fixture *fx = *state;
+	uint8_t cfg[4096] = { 0x86, 0x80 };
+	hwloc_obj_t gpu, nic, port1, machine;
+
+	cfg[0x06] = 0x10;		/* status: capability list */
+	cfg[0x34] = 0x40;
+	cfg[0x40] = 0x10;		/* PCI Express, an endpoint */
+	cfg[0x48] = 0x30;		/* Device Control: RO on, MPS 256 (1 << 5) */
+	cfg[0x49] = 0x20;		/* MRRS 512 (2 << 12) */
+	put_bytes(fx->dir, "sys/bus/pci/devices/" GPU "/config", cfg, 256);
+	put(fx->dir, "sys/bus/pci/devices/" GPU "/resource",
+	    "0x00000000fa000000 0x00000000faffffff 0x0000000000040200\n"
+	    "0x0000038000000000 0x000003800fffffff 0x000000000014220c\n"
+	    "0x0000000000000000 0x0000000000000000 0x0000000000000000\n");
+	cfg[0x48] = 0x00;		/* RO off, MPS 128 */
+	cfg[0x49] = 0x00;		/* MRRS 128 */
+	cfg_hdr(cfg, 0x100, 0x000f, 0);	/* ATS */
+	put_bytes(fx->dir, "sys/bus/pci/devices/" NIC "/config", cfg, sizeof(cfg));
+	put(fx->dir, "proc/sys/kernel/osrelease", "6.12.9-amd64\n");
+	put(fx->dir, "proc/driver/nvidia/version", NV_OPEN_535);
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	gpu = pci_obj(fx->topo, GPU);
+	nic = pci_obj(fx->topo, NIC);
+	port1 = pci_obj(fx->topo, PORT1);
+	machine = hwloc_get_root_obj(fx->topo);
+	assert_info(gpu, AFF_INFO_MPS, "256");
+	assert_info(gpu, AFF_INFO_MRRS, "512");
+	assert_info(gpu, AFF_INFO_RELAXED, "1");
+	assert_info(gpu, AFF_INFO_ATS, NULL);	/* 256 bytes: the extended space is unknown */
+	assert_info(gpu, AFF_INFO_BAR1, "268435456");
+	assert_info(nic, AFF_INFO_MPS, "128");
+	assert_info(nic, AFF_INFO_MRRS, "128");
+	assert_info(nic, AFF_INFO_RELAXED, "0");
+	assert_info(nic, AFF_INFO_ATS, "1");
+	assert_info(nic, AFF_INFO_BAR1, NULL);	/* not a GPU */
+	assert_info(port1, AFF_INFO_MPS, NULL);	/* no PCI Express capability */
+	assert_info(machine, AFF_INFO_KERNEL, "6.12.9-amd64");
+	assert_info(machine, AFF_INFO_GPU_DRIVER, "open");
+}
+
 static void port_type_conventional(void **state)
 {
 	struct fixture *fx = *state;
@@ -667,9 +717,6 @@ static const char *peer_memory_for(const char *const *files)
 	return result;
 }
 
-#define NV_OPEN_535 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build  (dvs-builder@U16-T02-35-3)  Sat Aug 19 01:13:49 UTC 2023\nGCC version:  gcc version 12.2.0\n"
-#define NV_OPEN_510 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  510.39.01  Release Build  (dvs-builder@U16-T02-35-3)\n"
-#define NV_PROP_535 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
 
 static void peer_memory_decision(void **state)
 {
@@ -1080,6 +1127,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(partial_missing_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(kmod_loaded_without_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_types, setup, teardown),
+		cmocka_unit_test_setup_teardown(gdr_settings, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_type_conventional, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_type_fifo_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(annotate_health, setup, teardown),

@@ -285,6 +285,30 @@ static void port_types(void **state)
 	}
 }
 
+/* Device Control: MPS 256 (1 << 5), MRRS 4096 (5 << 12), Relaxed Ordering on. */
+static void device_control(void **state)
+{
+	uint8_t *cfg = with_pcie_cap(256, AFF_PCI_EXP_ENDPOINT, false), *cut;
+	int dc;
+
+	(void)state;
+	put16(cfg, 0x68, 0x5030);
+	dc = aff_pcicfg_devctl(cfg, 256);
+	assert_int_equal(dc, 0x5030);
+	assert_int_equal(AFF_PCI_EXP_DEVCTL_PAYLOAD((unsigned)dc), 256);
+	assert_int_equal(AFF_PCI_EXP_DEVCTL_READRQ((unsigned)dc), 4096);
+	assert_true(dc & AFF_PCI_EXP_DEVCTL_RELAX);
+	/* Cut just before the register: unknown, not zero. */
+	cut = cfg_new(0x69);
+	memcpy(cut, cfg, 0x69);
+	assert_int_equal(aff_pcicfg_devctl(cut, 0x69), -ENODATA);
+	free(cut);
+	free(cfg);
+	cfg = cfg_new(256);
+	assert_int_equal(aff_pcicfg_devctl(cfg, 256), -ENOENT);
+	free(cfg);
+}
+
 static void port_type_limits(void **state)
 {
 	uint8_t *cfg;
@@ -364,6 +388,7 @@ int main(void)
 		cmocka_unit_test(random_chains),
 		cmocka_unit_test(port_types),
 		cmocka_unit_test(port_type_limits),
+		cmocka_unit_test(device_control),
 		cmocka_unit_test(port_type_random),
 	};
 
