@@ -96,9 +96,8 @@ static void print_text(FILE *f, struct json_object *doc, int details)
 
 /* ---- Prometheus ---- */
 
-/* One transceiver gauge line: @name{nic,nic_pci,netdev[,lane]} value. */
-static void prom_xcvr(FILE *f, const char *name, struct json_object *x, const char *extra,
-		      struct json_object *v)
+/* @name{nic,nic_pci,netdev@extra} of rail @x, the value left to the caller. */
+static void prom_rail_series(FILE *f, const char *name, struct json_object *x, const char *extra)
 {
 	fprintf(f, "%s{nic=\"", name);
 	rb_prom_label(f, rb_jstr(x, "nic"));
@@ -106,7 +105,15 @@ static void prom_xcvr(FILE *f, const char *name, struct json_object *x, const ch
 	rb_prom_label(f, rb_jstr(x, "pci"));
 	fprintf(f, "\",netdev=\"");
 	rb_prom_label(f, rb_jstr(x, "netdev"));
-	fprintf(f, "\"%s} %.6g\n", extra, json_object_get_double(v));
+	fprintf(f, "\"%s} ", extra);
+}
+
+/* One transceiver gauge line: @name{nic,nic_pci,netdev[,lane]} value. */
+static void prom_xcvr(FILE *f, const char *name, struct json_object *x, const char *extra,
+		      struct json_object *v)
+{
+	prom_rail_series(f, name, x, extra);
+	fprintf(f, "%.6g\n", json_object_get_double(v));
 }
 
 /*
@@ -174,13 +181,8 @@ static void print_prom_optics(FILE *f, struct json_object *optics)
 static void prom_rail_int(FILE *f, const char *name, struct json_object *x, const char *extra,
 			  long long v)
 {
-	fprintf(f, "%s{nic=\"", name);
-	rb_prom_label(f, rb_jstr(x, "nic"));
-	fprintf(f, "\",nic_pci=\"");
-	rb_prom_label(f, rb_jstr(x, "pci"));
-	fprintf(f, "\",netdev=\"");
-	rb_prom_label(f, rb_jstr(x, "netdev"));
-	fprintf(f, "\"%s} %lld\n", extra, v);
+	prom_rail_series(f, name, x, extra);
+	fprintf(f, "%lld\n", v);
 }
 
 static void print_prom_dcb(FILE *f, struct json_object *dcb)
