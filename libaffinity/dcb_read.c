@@ -49,7 +49,8 @@ int aff_dcb_read_netdev(const char *ifname, struct aff_dcb *d, char *why, size_t
 		return -EINVAL;
 	if (!aff_mnl_load())
 		return -ENOSYS;
-	buf = malloc(MNL_SOCKET_BUFFER_SIZE);
+	/* Zeroed: libmnl 1.0.4 (bookworm) leaves an attribute's padding unwritten. */
+	buf = calloc(1, MNL_SOCKET_BUFFER_SIZE);
 	if (!buf)
 		return -ENOMEM;
 	nl = mnl.socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);

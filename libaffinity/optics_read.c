@@ -152,7 +152,8 @@ static int nl_open(struct nl_reader *r, const char *ifname)
 	r->ifname = ifname;
 	if (!aff_mnl_load())
 		return -ENOENT;	/* no libmnl: the ioctl, as on a kernel without the family */
-	r->buf = malloc(MNL_SOCKET_BUFFER_SIZE);
+	/* Zeroed: libmnl 1.0.4 (bookworm) leaves an attribute's padding unwritten. */
+	r->buf = calloc(1, MNL_SOCKET_BUFFER_SIZE);
 	if (!r->buf)
 		return -ENOMEM;
 	r->nl = mnl.socket_open2(NETLINK_GENERIC, SOCK_CLOEXEC);
