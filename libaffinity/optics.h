@@ -25,6 +25,8 @@
 #define AFF_OPTICS_I2C_A0	0x50
 #define AFF_OPTICS_I2C_A2	0x51
 #define AFF_OPTICS_HALF		128
+/* Earlier temperature samples a reading carries (optics_history.c). */
+#define AFF_OPTICS_HIST_MAX	16
 
 enum aff_optics_kind {
 	AFF_OPTICS_NONE,
@@ -54,6 +56,15 @@ struct aff_optics {
 	double tx_mw[AFF_OPTICS_MAX_LANES];
 	double bias_ma[AFF_OPTICS_MAX_LANES];	/* milliamperes */
 	struct aff_optics_thresh thresh[AFF_OQ_N];
+	/*
+	 * Not from the module: when it was read (seconds since the epoch, 0
+	 * unknown) and the temperatures earlier root-run reads recorded,
+	 * oldest first, for the audit's trend (optics_history.c).
+	 */
+	long long when;
+	unsigned nhist;
+	long long hist_t[AFF_OPTICS_HIST_MAX];
+	double hist_c[AFF_OPTICS_HIST_MAX];
 };
 
 /*

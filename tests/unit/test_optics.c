@@ -27,6 +27,7 @@
 #include "affinity.h"
 #include "audit.h"
 #include "optics.h"
+#include "optics_history.h"
 #include "optics_info.h"
 #include "optics_read.h"
 #include "source_live.h"
@@ -550,6 +551,83 @@ static void info_round_trip(void **state)
 	hwloc_topology_destroy(t);
 }
 
+/* The earlier temperatures, as root-run reads keep them (optics_history.c). */
+static void history_file(void **state)
+{
+	char dir[] = "/tmp/railbind-hist.XXXXXX", path[64], link[64], err[256];
+	struct json_object *doc;
+	hwloc_topology_t t = fixture();
+	struct aff_optics o = { .has = 1u << AFF_OQ_TEMP, .temp_c = 58 }, back;
+	const char *why;
+	char buf[200];
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/optics.json", dir);
+	snprintf(link, sizeof(link), "%s/link.json", dir);
+	/* Planted: one sample from two days ago, three hourly ones, one bad, one from the future. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"schema\":\"railbind.optics/1\",\"modules\":{\"0000:05:00.0\":[[1699800000,20],[1700000000,40.0],[1700003600,46.0],[\"x\",1],[1700007200,52.0],[1700099999,9]],\"0000:15:00.0\":[[1700000000,30]]}}",
+	      f);
+	fclose(f);
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700010800, &o), 0);
+	assert_int_equal(o.when, 1700010800);
+	assert_int_equal(o.nhist, 3);
+	assert_int_equal(o.hist_t[0], 1700000000);
+	near(o.hist_c[2], 52.0);
+	assert_int_equal(aff_optics_history_save(doc, path, err, sizeof(err)), 0);
+	json_object_put(doc);
+	/* Read back: the reading just taken is the newest sample, the rest dropped. */
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	o.temp_c = 59;
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700014400, &o), 0);
+	assert_int_equal(o.nhist, 4);
+	assert_int_equal(o.hist_t[3], 1700010800);
+	near(o.hist_c[3], 58.0);
+	/* The attributes carry it into a snapshot and back. */
+	o.kind = AFF_OPTICS_SFF8636;
+	o.lanes = 1;
+	assert_int_equal(aff_optics_info_write(nic(t, 0), "eth0", &o), 0);
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 0), "RailbindXcvrTempHistory"),
+			    "1700000000:40.00,1700003600:46.00,1700007200:52.00,1700010800:58.00");
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 0), "RailbindXcvrTime"), "1700014400");
+	assert_int_equal(aff_optics_info_read(nic(t, 0), &back, &why, buf, sizeof(buf)), 0);
+	assert_int_equal(back.when, 1700014400);
+	assert_int_equal(back.nhist, 4);
+	assert_int_equal(back.hist_t[1], 1700003600);
+	near(back.hist_c[3], 58.0);
+	json_object_put(doc);
+	/* Never more than AFF_OPTICS_HIST_MAX kept, the newest. */
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(aff_optics_history_take(doc, "0000:15:00.0", 1700020000 + i * 60LL, &o), 0);
+	assert_int_equal(o.nhist, AFF_OPTICS_HIST_MAX - 1);
+	assert_int_equal(o.hist_t[AFF_OPTICS_HIST_MAX - 2], 1700020000 + 38 * 60LL);
+	json_object_put(doc);
+	/* A symbolic link, garbage, another schema: an empty history, not an error. */
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(aff_optics_history_load(link, &doc), 0);
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700014400, &o), 0);
+	assert_int_equal(o.nhist, 0);
+	json_object_put(doc);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"schema\":\"railbind.counters/1\",\"modules\":{}}", f);
+	fclose(f);
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700014400, &o), 0);
+	assert_int_equal(o.nhist, 0);
+	json_object_put(doc);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+	hwloc_topology_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,6 +647,7 @@ int main(void)
 		cmocka_unit_test(audit_hot),
 		cmocka_unit_test(audit_unprivileged),
 		cmocka_unit_test(discover_recorded_tree),
+		cmocka_unit_test(history_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
