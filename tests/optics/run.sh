@@ -184,6 +184,22 @@ else
 	done
 	# A virtual NIC (virtio, e1000e, veth) has no module: said so, not an error.
 	grep -o 'name="RailbindXcvrUndecided" value="[^"]*"' "$tmp/live.xml" | sort -u | sed 's/^/optics: live: /'
+	# A virtio-net NIC, as the QEMU guests of tests/vm have: exactly this reason,
+	# and the audit of the snapshot says it undecided, not failed.
+	for n in $netdevs; do
+		case $(readlink "/sys/class/net/$n/device/driver" 2>/dev/null) in
+		*/virtio_net) ;;
+		*) continue ;;
+		esac
+		if grep -A1 "name=\"RailbindXcvrNetdev\" value=\"$n\"" "$tmp/live.xml" |
+		    grep -q 'name="RailbindXcvrUndecided" value="no module EEPROM (the driver reports no pluggable module)"'
+		then ok; else bad "live snapshot: virtio-net $n: $(grep -A1 "RailbindXcvrNetdev\" value=\"$n\"" "$tmp/live.xml" | tail -1)"; fi
+		"$RAILBIND" audit --json -i "$tmp/live.xml" >"$tmp/live.json" 2>"$tmp/err"
+		if jq -e '[.checks[] | select(.id == "transceiver" and .severity != "ok")] | length == 0' "$tmp/live.json" >/dev/null &&
+		    { [ "$(jq -r '.summary.transceiver // empty' "$tmp/live.json")" != fail ]; }
+		then ok; else bad "audit of the live snapshot: $(jq -c '[.checks[] | select(.id == "transceiver")]' "$tmp/live.json")"; fi
+		echo "optics: live: virtio-net $n: no module EEPROM, as in the QEMU guests"
+	done
 	if command -v setpriv >/dev/null; then
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$RAILBIND" snapshot -o - \
 			>"$tmp/nobody.xml" 2>"$tmp/err"
