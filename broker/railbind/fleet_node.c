@@ -7,10 +7,9 @@
  * numa, checks) is taken from the audit document in both cases, by the same
  * code, so a node's snapshot and its audit compare equal. Rails, links,
  * ACS and the machine come from the model (aff_topo_facts_json), which only
- * a topology file gives. Transceivers come from the audit document: a rail's
- * module at its warning or alarm under checks ("transceiver NIC", from
- * either input), its module's kind under rails (snapshots, beside the
- * model's rail facts).
+ * a topology file gives. A rail's transceiver at its warning or alarm comes
+ * from the audit document, under checks ("transceiver NIC"); its module's
+ * kind from the model, under rails ("rail N transceiver").
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -130,15 +129,12 @@ static int audit_facts(struct json_object *doc, struct json_object *aspects)
 }
 
 /*
- * The transceiver check's findings per rail (not "ok": a healthy fleet
- * agrees without them, and a node read without privilege says nothing) and,
- * where @rails is given, each module read: its memory map, so a rail whose
- * modules differ across nodes stands out.
+ * The transceiver check's findings per rail, but "ok": a healthy fleet
+ * agrees without them, and a node read without privilege says nothing.
  */
-static void optics_facts(struct json_object *doc, struct json_object *checks,
-			 struct json_object *rails)
+static void optics_facts(struct json_object *doc, struct json_object *checks)
 {
-	struct json_object *list = rb_jget(doc, "checks"), *optics = rb_jget(doc, "optics");
+	struct json_object *list = rb_jget(doc, "checks");
 	size_t i;
 
 	for (i = 0; checks && is_array(list) && i < json_object_array_length(list); i++) {
@@ -149,13 +145,6 @@ static void optics_facts(struct json_object *doc, struct json_object *checks,
 		if (id && sev && subject && !strcmp(id, "transceiver") && strcmp(subject, "node") &&
 		    (!strcmp(sev, "warn") || !strcmp(sev, "fail")))
 			fact(checks, sev, "transceiver %s", subject);
-	}
-	for (i = 0; rails && is_array(optics) && i < json_object_array_length(optics); i++) {
-		struct json_object *o = json_object_array_get_idx(optics, i);
-		const char *nic = rb_jstr(o, "nic");
-
-		if (nic)
-			fact(rails, rb_jstr(o, "type"), "transceiver %s", nic);
 	}
 }
 
@@ -224,7 +213,7 @@ static int read_snapshot(struct aff_ctx *ctx, const char *file, const char *buf,
 	if (!rc)
 		rc = model_facts(t, aspects);
 	if (!rc)
-		optics_facts(doc, rb_jget(aspects, "checks"), rb_jget(aspects, "rails"));
+		optics_facts(doc, rb_jget(aspects, "checks"));
 	if (rc < 0)
 		snprintf(err, errlen, "%s: %s", file, strerror(-rc));
 	json_object_put(doc);
@@ -271,7 +260,7 @@ static int read_audit(const char *file, const char *buf, size_t len, struct json
 	json_object_object_add(rec, "status", json_object_get(rb_jget(doc, "status")));
 	rc = audit_facts(doc, aspects);
 	if (!rc)
-		optics_facts(doc, rb_jget(aspects, "checks"), NULL);
+		optics_facts(doc, rb_jget(aspects, "checks"));
 	if (rc < 0)
 		snprintf(err, errlen, "%s: railbind.audit/1 document without its topo, pairs or summary",
 			 file);

@@ -246,11 +246,11 @@ xcvr node0015 "$T/xcvr/node0015.xml" cmis 0.5,0.5,0.5,0.5
 run fleet --json "$T/xcvr"
 check "transceivers: exit 1 (outliers)" test "$rc" -eq 1
 jqt "$SCHEMA" "transceivers: schema"
-jqt '.outliers == 2 and .aspects.rails.reference["transceiver mlx5_0"] == "sff8636"' \
+jqt '.outliers == 2 and .aspects.rails.reference["rail 0 transceiver"] == "sff8636"' \
 	"transceivers: two outliers, sff8636 the majority's module"
 jqt "$(grp node0014) | [.differences[] | [.aspect, .subject, .value, .majority]] == [[\"checks\",\"transceiver\",\"fail\",\"ok\"],[\"checks\",\"transceiver mlx5_0\",\"fail\",null]]" \
 	"transceivers: node0014's rail mlx5_0 at alarm, under checks only"
-jqt "$(grp node0015) | [.differences[] | [.aspect, .subject, .value, .majority, (.consequence | test(\"another kind\"))]] == [[\"rails\",\"transceiver mlx5_0\",\"cmis\",\"sff8636\",true]]" \
+jqt "$(grp node0015) | [.differences[] | [.aspect, .subject, .value, .majority, (.consequence | test(\"another kind\"))]] == [[\"rails\",\"rail 0 transceiver\",\"cmis\",\"sff8636\",true]]" \
 	"transceivers: node0015's mlx5_0 module of another kind, under rails only"
 # The same from the dark node's audit document among the snapshots.
 rm "$T/xcvr/node0014.xml"
@@ -264,7 +264,7 @@ for i in 0011 0012 0013; do xcvr node$i "$T/xcvr/node$i.xml" sff8636 0.5,0.5,0.5
 rm "$T/xcvr/node0014.json"
 cp "$T/nodes/node0014.xml" "$T/xcvr/"
 run fleet --json "$T/xcvr"
-jqt "$(grp node0014) | [.differences[] | select(.aspect == \"rails\") | .subject] | length == 8 and all(.[]; startswith(\"transceiver \"))" \
+jqt "$(grp node0014) | [.differences[] | select(.aspect == \"rails\") | .subject] | length == 8 and all(.[]; endswith(\" transceiver\"))" \
 	"transceivers: a node without readings differs on its 8 modules, under rails"
 jqt "$(grp node0014) | all(.differences[] | select(.aspect == \"rails\"); .value == null and (.consequence | test(\"CAP_NET_ADMIN\")))" \
 	"transceivers: not read there, and why it may be"
