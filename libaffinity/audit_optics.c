@@ -172,6 +172,8 @@ static struct json_object *readings_json(const struct aff_topo *t, int r, const 
 	json_object_object_add(j, "pci", aff_audit_str(t->dev[t->rail[r].dev].pci));
 	json_object_object_add(j, "netdev", aff_audit_str(netdev));
 	json_object_object_add(j, "type", aff_audit_str(aff_optics_kind_name(o->kind)));
+	json_object_object_add(j, "vendor", o->vendor[0] ? json_object_new_string(o->vendor) : NULL);
+	json_object_object_add(j, "part", o->part[0] ? json_object_new_string(o->part) : NULL);
 	json_object_object_add(j, "temperature_c", o->has & 1u << AFF_OQ_TEMP ?
 			       json_object_new_double(o->temp_c) : NULL);
 	json_object_object_add(j, "voltage_v", o->has & 1u << AFF_OQ_VCC ?

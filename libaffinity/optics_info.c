@@ -7,6 +7,8 @@
  *	RailbindXcvrType	sff8472, sff8636 or cmis
  *	RailbindXcvrMemory	paged or flat
  *	RailbindXcvrLanes	lanes reported (1-8)
+ *	RailbindXcvrVendor, RailbindXcvrPart	the module's vendor name and part
+ *		number, where it gives them (ASCII, up to 16 characters)
  *	RailbindXcvrTemp, RailbindXcvrVcc	degrees C, volts
  *	RailbindXcvrRxPower, RailbindXcvrTxPower, RailbindXcvrBias
  *		mW, mW, mA, one value per lane, comma-separated
@@ -113,6 +115,10 @@ int aff_optics_info_write(hwloc_obj_t obj, const char *netdev, const struct aff_
 	snprintf(num, sizeof(num), "%u", o->lanes);
 	if (!rc)
 		rc = put(obj, "RailbindXcvrLanes", num);
+	if (!rc && o->vendor[0])
+		rc = put(obj, AFF_INFO_XCVR_VENDOR, o->vendor);
+	if (!rc && o->part[0])
+		rc = put(obj, AFF_INFO_XCVR_PART, o->part);
 	for (q = 0; q < AFF_OQ_N && rc != -ENOMEM; q++) {
 		const struct aff_optics_thresh *t = &o->thresh[q];
 		double th[4] = { t->high_alarm, t->low_alarm, t->high_warn, t->low_warn };
@@ -161,6 +167,24 @@ static bool parse_list(const char *s, double *v, unsigned n)
 	return !*s;
 }
 
+/* A vendor name or part number as aff_optics_ascii() gives them, or -EINVAL. */
+static int read_id(hwloc_obj_t obj, const char *name, char *out, const char **reason, char *buf,
+		   size_t buflen)
+{
+	const char *s = hwloc_obj_get_info_by_name(obj, name);
+	size_t n = s ? strlen(s) : 0;
+
+	if (!s)
+		return 0;
+	aff_optics_ascii((const uint8_t *)s, n <= AFF_OPTICS_ID_LEN ? n : 0, out);
+	if (n && n <= AFF_OPTICS_ID_LEN && !strcmp(out, s))
+		return 0;
+	snprintf(buf, buflen, "%s=\"%.40s\", expected 1 to %d printable ASCII characters, no blank at either end",
+		 name, s, AFF_OPTICS_ID_LEN);
+	*reason = buf;
+	return -EINVAL;
+}
+
 int aff_optics_info_read(hwloc_obj_t obj, struct aff_optics *o, const char **reason,
 			 char *buf, size_t buflen)
 {
@@ -197,6 +221,9 @@ int aff_optics_info_read(hwloc_obj_t obj, struct aff_optics *o, const char **rea
 		*reason = buf;
 		return -EINVAL;
 	}
+	if (read_id(obj, AFF_INFO_XCVR_VENDOR, o->vendor, reason, buf, buflen) < 0 ||
+	    read_id(obj, AFF_INFO_XCVR_PART, o->part, reason, buf, buflen) < 0)
+		return -EINVAL;
 	for (q = 0; q < AFF_OQ_N; q++) {
 		unsigned n = q == AFF_OQ_TEMP || q == AFF_OQ_VCC ? 1 : o->lanes;
 		double th[4];

@@ -182,7 +182,9 @@ static void transceiver_fact(const struct aff_topo *t, const struct aff_dev *d, 
 	if (!obj || aff_optics_info_read(obj, &o, &why, buf, sizeof(buf)) != 0)
 		return;
 	snprintf(key, sizeof(key), "rail %zu transceiver", n);
-	put(out, key, aff_optics_kind_name(o.kind));
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s", aff_optics_kind_name(o.kind),
+		 o.vendor[0] ? " " : "", o.vendor, o.part[0] ? " " : "", o.part);
+	put(out, key, buf);
 }
 
 static void rails(const struct aff_topo *t, struct json_object *out)

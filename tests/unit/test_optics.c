@@ -628,6 +628,59 @@ static void history_file(void **state)
 	hwloc_topology_destroy(t);
 }
 
+/* Vendor name and part number, where each specification keeps them. */
+static void identity_fields(void **state)
+{
+	static const enum gen_kind kinds[] = { GEN_SFF8472, GEN_SFF8636, GEN_CMIS };
+	hwloc_topology_t t = fixture();
+	struct aff_optics o, back;
+	const char *why;
+	char buf[200];
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct gen_module m = gen_healthy(kinds[k]);
+
+		m.vendor = " ACME OPTICS";
+		m.part = "QSFP-100G-SR4";
+		assert_int_equal(decode(&m, &o, NULL, 0), 0);
+		assert_string_equal(o.vendor, "ACME OPTICS");
+		assert_string_equal(o.part, "QSFP-100G-SR4");
+		/* Left zero (no name): none, not an empty or garbage one. */
+		m.vendor = NULL;
+		m.part = NULL;
+		assert_int_equal(decode(&m, &o, NULL, 0), 0);
+		assert_string_equal(o.vendor, "");
+		assert_string_equal(o.part, "");
+	}
+	/* A byte that is not printable ASCII: the field is not given. */
+	aff_optics_ascii((const uint8_t *)"ACME\x01OPTICS     ", 16, buf);
+	assert_string_equal(buf, "");
+	aff_optics_ascii((const uint8_t *)"                ", 16, buf);
+	assert_string_equal(buf, "");
+	{
+		struct gen_module m = gen_healthy(GEN_SFF8636);
+
+		m.vendor = "ACME";
+		m.part = "Q28-LR4";
+		assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	}
+	assert_int_equal(aff_optics_info_write(nic(t, 1), "eth1", &o), 0);
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 1), "RailbindXcvrVendor"), "ACME");
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 1), "RailbindXcvrPart"), "Q28-LR4");
+	assert_int_equal(aff_optics_info_read(nic(t, 1), &back, &why, buf, sizeof(buf)), 0);
+	assert_string_equal(back.vendor, "ACME");
+	assert_string_equal(back.part, "Q28-LR4");
+	/* Hand-edited: a blank at an end, or too long, is refused, naming it. */
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrType", "cmis");
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrLanes", "4");
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrPart", "A-PART-NUMBER-OF-20C");
+	assert_int_equal(aff_optics_info_read(nic(t, 3), &back, &why, buf, sizeof(buf)), -EINVAL);
+	assert_non_null(strstr(why, "RailbindXcvrPart=\"A-PART-NUMBER-OF-20C\", expected 1 to 16"));
+	hwloc_topology_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -648,6 +701,7 @@ int main(void)
 		cmocka_unit_test(audit_unprivileged),
 		cmocka_unit_test(discover_recorded_tree),
 		cmocka_unit_test(history_file),
+		cmocka_unit_test(identity_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
