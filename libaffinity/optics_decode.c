@@ -90,8 +90,8 @@ static void identity(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower,
 		return;
 	if (o->kind == AFF_OPTICS_SFF8636)
 		v = 148, pn = 168;
-	aff_optics_ascii(up + v - AFF_OPTICS_HALF, AFF_OPTICS_ID_LEN, o->vendor);
-	aff_optics_ascii(up + pn - AFF_OPTICS_HALF, AFF_OPTICS_ID_LEN, o->part);
+	aff_optics_ascii(up + (v - AFF_OPTICS_HALF), AFF_OPTICS_ID_LEN, o->vendor);
+	aff_optics_ascii(up + (pn - AFF_OPTICS_HALF), AFF_OPTICS_ID_LEN, o->part);
 }
 
 int aff_optics_decode(aff_eeprom_read_fn rd, void *arg, struct aff_optics *o, char *why,
