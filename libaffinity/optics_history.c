@@ -28,16 +28,10 @@ static struct json_object *empty_doc(void)
 	return doc;
 }
 
-int aff_optics_history_load(const char *path, struct json_object **doc)
+int aff_optics_history_parse(const char *text, struct json_object **doc)
 {
-	struct json_object *d = NULL, *schema, *mods;
-	char *buf, err[256];
-	size_t got = 0;
+	struct json_object *d = text ? json_tokener_parse(text) : NULL, *schema, *mods;
 
-	if (aff_read_state_file(path, MAX_FILE, &buf, &got, err, sizeof(err)) == 0) {
-		d = json_tokener_parse(buf);
-		free(buf);
-	}
 	if (d && (!json_object_is_type(d, json_type_object) ||
 		  !json_object_object_get_ex(d, "schema", &schema) ||
 		  !json_object_is_type(schema, json_type_string) ||
@@ -49,6 +43,19 @@ int aff_optics_history_load(const char *path, struct json_object **doc)
 	}
 	*doc = d ? d : empty_doc();
 	return *doc ? 0 : -ENOMEM;
+}
+
+int aff_optics_history_load(const char *path, struct json_object **doc)
+{
+	char *buf = NULL, err[256];
+	size_t got = 0;
+	int rc;
+
+	if (aff_read_state_file(path, MAX_FILE, &buf, &got, err, sizeof(err)) < 0)
+		buf = NULL;
+	rc = aff_optics_history_parse(buf, doc);
+	free(buf);
+	return rc;
 }
 
 /* One [EPOCH, CELSIUS] sample, or false. */

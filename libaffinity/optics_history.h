@@ -25,6 +25,8 @@
 
 /* @path's history as a document (an empty one when unreadable); -ENOMEM. */
 int aff_optics_history_load(const char *path, struct json_object **doc);
+/* The same from @text (NULL: none; the fuzz target's entry). */
+int aff_optics_history_parse(const char *text, struct json_object **doc);
 /*
  * Give @o (read at @now from @pci's module) the samples @doc keeps for
  * @pci within the window before @now, oldest first, then add @o's own
