@@ -15,7 +15,7 @@
 #include "optics_history.h"
 
 #define SCHEMA "railbind.optics/1"
-#define MAX_FILE (256 * 1024)
+#define MAX_FILE ((size_t)256 * 1024)
 
 static struct json_object *empty_doc(void)
 {
