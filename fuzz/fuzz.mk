@@ -17,7 +17,7 @@ FUZZ_CHECK_RUNS ?= 4000
 FUZZ_CHECK_RUNS_HWLOC ?= 60
 FUZZ_SEED ?= 1
 FUZZ_PROGS := nccl hwloc config cpumask kmod_snapshot pcicfg plan_spec broker_request rank_env verify \
-	optics gres dcb fabric
+	optics optics_history gres dcb fabric
 # hwloc-minimal: fuzz_hwloc with hwloc's minimal XML importer (HWLOC_LIBXML=0).
 FUZZ_ALL := $(FUZZ_PROGS) hwloc-minimal
 FUZZ_TARGETS ?= $(FUZZ_ALL)

@@ -130,6 +130,14 @@ optics)
 	# Each module layout, healthy and faulty (tests/optics/mkeeprom.c).
 	"$FUZZ_BIN/mkeeprom" "$dir"
 	;;
+optics_history)
+	# railbind.optics/1 as root-run reads write it, and damaged.
+	seed hourly '{"schema":"railbind.optics/1","modules":{"0000:05:00.0":[[1700000000,40.0],[1700003600,46.0],[1700007200,52.0]],"0000:15:00.0":[[1700000000,30]]}}'
+	seed odd '{"schema":"railbind.optics/1","modules":{"0000:05:00.0":[[1699800000,20],[1700007200,52],["x",1],[1700007100,50],[1700099999,9],[1700000000,1e308],[1700000001,-1000.5],[1,2,3]]}}'
+	seed full '{"schema":"railbind.optics/1","modules":{"0000:05:00.0":[[1700000001,1],[1700000002,2],[1700000003,3],[1700000004,4],[1700000005,5],[1700000006,6],[1700000007,7],[1700000008,8],[1700000009,9],[1700000010,10],[1700000011,11],[1700000012,12],[1700000013,13],[1700000014,14],[1700000015,15],[1700000016,16],[1700000017,17]]}}'
+	seed other '{"schema":"railbind.counters/1","modules":{}}'
+	seed bad '{"schema":"railbind.optics/1","modules":{"0000:05:00.0":{"a":1}}}'
+	;;
 dcb)
 	# DCB replies, healthy, broken and errors (tests/dcb/mkdcb.c).
 	"$FUZZ_BIN/mkdcb" -seeds "$dir"

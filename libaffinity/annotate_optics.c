@@ -7,14 +7,19 @@
  * reachable only through MADs: mlxlink, ibdiagnet's cable info); a recorded
  * tree (--root), whose modules are on another machine. Asked for by the
  * audit and the snapshot only (AFF_LOAD_OPTICS): each module costs a few
- * I2C reads of 128 bytes.
+ * I2C reads of 128 bytes. A module read on the real node also gets the
+ * temperatures earlier reads recorded, and adds its own (optics_history.c),
+ * so the audit can judge the trend.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <sys/stat.h>
 
 #include "annotate.h"
+#include "optics_history.h"
 #include "optics_info.h"
 #include "optics_read.h"
 
@@ -52,7 +57,8 @@ static bool is_infiniband(const char *root, const char *ifname)
 	return aff_sysfs_read(path, buf, sizeof(buf)) == 0 && !strcmp(buf, ARPHRD_INFINIBAND_TYPE);
 }
 
-static int annotate(hwloc_obj_t obj, const char *root, bool real_root)
+static int annotate(hwloc_obj_t obj, const char *root, bool real_root, struct json_object *hist,
+		    bool *took)
 {
 	struct aff_optics o;
 	char why[256], reason[320];
@@ -79,6 +85,14 @@ static int annotate(hwloc_obj_t obj, const char *root, bool real_root)
 		return aff_optics_info_undecided(obj, net->name,
 			"a recorded tree (--root): its modules are on another machine, no module EEPROM to read");
 	rc = aff_optics_read_netdev(net->name, &o, why, sizeof(why));
+	if (rc == 0 && hist) {
+		char pci[16];
+
+		snprintf(pci, sizeof(pci), "%04x:%02x:%02x.%x", obj->attr->pcidev.domain,
+			 obj->attr->pcidev.bus, obj->attr->pcidev.dev, obj->attr->pcidev.func);
+		rc = aff_optics_history_take(hist, pci, (long long)time(NULL), &o);
+		*took = true;
+	}
 	if (rc == 0)
 		return aff_optics_info_write(obj, net->name, &o);
 	if (rc == -ENOMEM)
@@ -89,13 +103,23 @@ static int annotate(hwloc_obj_t obj, const char *root, bool real_root)
 
 int aff_discover_optics(hwloc_topology_t topo, const char *root, struct aff_discover_report *rep)
 {
-	bool real_root = !root || !*root || !strcmp(root, "/");
+	bool real_root = !root || !*root || !strcmp(root, "/"), took = false;
+	struct json_object *hist = NULL;
+	struct stat st;
 	hwloc_obj_t obj;
+	char err[256];
 	int rc = 0;
 
 	(void)rep;
+	/* Only where railbindd made its directory: root creating it would lock railbindd out. */
+	if (real_root && stat("/run/railbind", &st) == 0 && S_ISDIR(st.st_mode))
+		rc = aff_optics_history_load(AFF_OPTICS_HISTORY_FILE, &hist);
 	for (obj = NULL; !rc && (obj = hwloc_get_next_pcidev(topo, obj));)
 		if (is_network_function(obj))
-			rc = annotate(obj, real_root ? "" : root, real_root);
+			rc = annotate(obj, real_root ? "" : root, real_root, hist, &took);
+	/* Unprivileged runs read no module and so change nothing. */
+	if (!rc && took)
+		aff_optics_history_save(hist, AFF_OPTICS_HISTORY_FILE, err, sizeof(err));
+	json_object_put(hist);
 	return rc;
 }

@@ -8,8 +8,12 @@
  * (0 mW) fails whatever the thresholds say. Every rail read also lands in
  * the document's "optics" (per-lane power and bias, temperature, the
  * thresholds) for --prom's gauges, so a falling RX power or a rising
- * temperature shows as a trend before it crosses a threshold; the audit
- * itself keeps no earlier sample to compare with.
+ * temperature shows as a trend before it crosses a threshold. The audit
+ * judges one trend itself, from the earlier temperatures the reading
+ * carries (RailbindXcvrTempHistory, kept by root-run reads:
+ * optics_history.c): rising faster than railbind.conf's
+ * transceiver-temp-rise-per-hour warns, with when it would cross the
+ * module's high warning at that rate.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,7 +22,12 @@
 #include <json-c/json.h>
 
 #include "audit.h"
+#include "internal.h"
+#include "optics_history.h"
 #include "optics_info.h"
+
+/* Shorter than this, the 1/256 C steps and the airflow's noise are the trend. */
+#define TREND_MIN_SPAN_S 600
 
 static const char *const qkey[AFF_OQ_N] = {
 	[AFF_OQ_TEMP] = "temperature_c", [AFF_OQ_VCC] = "voltage_v", [AFF_OQ_RX] = "rx_power_mw",
@@ -45,7 +54,7 @@ static void problem(struct verdict *v, enum aff_sev sev, const char *fmt, ...)
 
 static void problem(struct verdict *v, enum aff_sev sev, const char *fmt, ...)
 {
-	char line[192];
+	char line[320];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -88,6 +97,64 @@ static void judge(struct verdict *v, const struct aff_optics *o, enum aff_optics
 			who, qwhat[q], x, qunit[q], t->low_warn);
 }
 
+/*
+ * The least-squares rise in C per hour of the samples in the window before
+ * the reading and the reading itself, over @span_h hours; false when there
+ * are too few or too close together to say.
+ */
+static bool temp_rise(const struct aff_optics *o, double *per_h, double *span_h)
+{
+	double st = 0, sc = 0, stt = 0, stc = 0, n = 0, dt, den;
+	long long first = 0;
+	unsigned i;
+
+	if (!(o->has & 1u << AFF_OQ_TEMP) || !o->when)
+		return false;
+	for (i = 0; i <= o->nhist; i++) {
+		long long t = i < o->nhist ? o->hist_t[i] : o->when;
+		double c = i < o->nhist ? o->hist_c[i] : o->temp_c;
+
+		if (t < o->when - AFF_OPTICS_HIST_WINDOW || t > o->when)
+			continue;
+		if (!first)
+			first = t;
+		/* Hours since the first sample, so the sums stay small. */
+		dt = (double)(t - first) / 3600.0;
+		st += dt;
+		sc += c;
+		stt += dt * dt;
+		stc += dt * c;
+		n++;
+	}
+	if (n < 2 || o->when - first < TREND_MIN_SPAN_S)
+		return false;
+	den = n * stt - st * st;
+	if (den <= 0)
+		return false;
+	*per_h = (n * stc - st * sc) / den;
+	*span_h = (double)(o->when - first) / 3600.0;
+	return true;
+}
+
+static void judge_trend(struct verdict *v, const struct aff_optics *o, unsigned long limit)
+{
+	const struct aff_optics_thresh *t = &o->thresh[AFF_OQ_TEMP];
+	bool thr = o->has_thresh & 1u << AFF_OQ_TEMP;
+	double rise, span;
+
+	if (!limit || !temp_rise(o, &rise, &span) || rise <= (double)limit)
+		return;
+	/* Over the warning already: judge() said so. */
+	if (thr && o->temp_c > t->high_warn)
+		return;
+	if (thr)
+		problem(v, AFF_SEV_WARN, "temperature %.4g C rising %.1f C/h over %.1f h (more than transceiver-temp-rise-per-hour %lu): over the module's high warning %.4g C in %.1f h at this rate",
+			o->temp_c, rise, span, limit, t->high_warn, (t->high_warn - o->temp_c) / rise);
+	else
+		problem(v, AFF_SEV_WARN, "temperature %.4g C rising %.1f C/h over %.1f h (more than transceiver-temp-rise-per-hour %lu; the module gives no threshold)",
+			o->temp_c, rise, span, limit);
+}
+
 static const double *lane_values(const struct aff_optics *o, enum aff_optics_q q)
 {
 	return q == AFF_OQ_RX ? o->rx_mw : q == AFF_OQ_TX ? o->tx_mw : o->bias_ma;
@@ -105,10 +172,22 @@ static struct json_object *readings_json(const struct aff_topo *t, int r, const 
 	json_object_object_add(j, "pci", aff_audit_str(t->dev[t->rail[r].dev].pci));
 	json_object_object_add(j, "netdev", aff_audit_str(netdev));
 	json_object_object_add(j, "type", aff_audit_str(aff_optics_kind_name(o->kind)));
+	json_object_object_add(j, "vendor", o->vendor[0] ? json_object_new_string(o->vendor) : NULL);
+	json_object_object_add(j, "part", o->part[0] ? json_object_new_string(o->part) : NULL);
 	json_object_object_add(j, "temperature_c", o->has & 1u << AFF_OQ_TEMP ?
 			       json_object_new_double(o->temp_c) : NULL);
 	json_object_object_add(j, "voltage_v", o->has & 1u << AFF_OQ_VCC ?
 			       json_object_new_double(o->vcc_v) : NULL);
+	{
+		double rise, span;
+		bool trend = temp_rise(o, &rise, &span);
+
+		json_object_object_add(j, "read_at", o->when ?
+				       json_object_new_int64(o->when) : NULL);
+		json_object_object_add(j, "temperature_samples", json_object_new_int((int)o->nhist + 1));
+		json_object_object_add(j, "temperature_rise_c_per_hour", trend ?
+				       json_object_new_double(rise) : NULL);
+	}
 	for (l = 0; l < o->lanes; l++) {
 		struct json_object *lj = json_object_new_object();
 
@@ -153,6 +232,7 @@ static int judge_rail(struct aff_audit *a, int r, const char *netdev, const stru
 			if (o->has & 1u << q)
 				judge(&v, o, (enum aff_optics_q)q, (int)l,
 				      lane_values(o, (enum aff_optics_q)q)[l]);
+	judge_trend(&v, o, aff_config_health_limit(&t->ctx->conf, AFF_LIMIT_XCVR_TEMP_RISE));
 	json_object_array_add(a->optics, readings_json(t, r, netdev, o));
 	if (v.sev == AFF_SEV_OK) {
 		json_object_put(v.problems);

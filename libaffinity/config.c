@@ -167,6 +167,8 @@ static const struct {
 	[AFF_LIMIT_PAUSE_PER_SEC] = { "pause-frames-per-second", 1000 },
 	[AFF_LIMIT_RAIL_ERRORS] = { "rail-errors", 10 },
 	[AFF_LIMIT_RAIL_DISCARDS] = { "rail-discards", 100 },
+	/* A module follows its airflow and load by a few degrees; a fan or a fibre failing, faster. */
+	[AFF_LIMIT_XCVR_TEMP_RISE] = { "transceiver-temp-rise-per-hour", 5 },
 };
 
 unsigned long aff_config_health_limit(const struct aff_config *conf, enum aff_health_limit l)
@@ -324,7 +326,7 @@ static int parse_line(struct aff_config *conf, char *line, const char **expect)
 		*expect = "max-input-size = bytes, with K, M or G (1024-based), from 1M to 1G, e.g. 64M";
 		return parse_size(value, &conf->max_input_size);
 	}
-	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval, roce-priority, roce-trust, pause-frames-per-second, rail-errors, rail-discards, nccl-version";
+	*expect = "one of accelerator, exclude-nic, include-nic, ethernet-rails, slow-rails, memory-policy, nccl-topo-file, slurm-gres-conf, gpu-sharing, max-input-size, pcie-correctable-per-minute, pcie-nonfatal, pcie-fatal, link-flapping, port-flapping, health-interval, roce-priority, roce-trust, pause-frames-per-second, rail-errors, rail-discards, transceiver-temp-rise-per-hour, nccl-version";
 	return -EINVAL;
 }
 

@@ -32,7 +32,9 @@ enum aff_health_limit {
 	AFF_LIMIT_LINK_FLAPPING, AFF_LIMIT_PORT_FLAPPING, AFF_LIMIT_HEALTH_INTERVAL,
 	AFF_LIMIT_PAUSE_PER_SEC,
 	/* rail-errors, rail-discards: the audit's rail-errors (audit_fabric.c). */
-	AFF_LIMIT_RAIL_ERRORS, AFF_LIMIT_RAIL_DISCARDS, AFF_LIMIT_N
+	AFF_LIMIT_RAIL_ERRORS, AFF_LIMIT_RAIL_DISCARDS,
+	/* transceiver-temp-rise-per-hour: the transceiver check's trend (audit_optics.c). */
+	AFF_LIMIT_XCVR_TEMP_RISE, AFF_LIMIT_N
 };
 
 struct aff_config {

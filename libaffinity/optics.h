@@ -25,6 +25,10 @@
 #define AFF_OPTICS_I2C_A0	0x50
 #define AFF_OPTICS_I2C_A2	0x51
 #define AFF_OPTICS_HALF		128
+/* Earlier temperature samples a reading carries (optics_history.c). */
+#define AFF_OPTICS_HIST_MAX	16
+/* Vendor name and part number: 16 ASCII bytes, space-padded, in all three. */
+#define AFF_OPTICS_ID_LEN	16
 
 enum aff_optics_kind {
 	AFF_OPTICS_NONE,
@@ -54,6 +58,17 @@ struct aff_optics {
 	double tx_mw[AFF_OPTICS_MAX_LANES];
 	double bias_ma[AFF_OPTICS_MAX_LANES];	/* milliamperes */
 	struct aff_optics_thresh thresh[AFF_OQ_N];
+	/* The module's vendor name and part number ("" when not given, or not ASCII). */
+	char vendor[AFF_OPTICS_ID_LEN + 1], part[AFF_OPTICS_ID_LEN + 1];
+	/*
+	 * Not from the module: when it was read (seconds since the epoch, 0
+	 * unknown) and the temperatures earlier root-run reads recorded,
+	 * oldest first, for the audit's trend (optics_history.c).
+	 */
+	long long when;
+	unsigned nhist;
+	long long hist_t[AFF_OPTICS_HIST_MAX];
+	double hist_c[AFF_OPTICS_HIST_MAX];
 };
 
 /*
@@ -81,6 +96,9 @@ int aff_optics_sff8472(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower,
 int aff_optics_sff8636(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower,
 		       struct aff_optics *o);
 int aff_optics_cmis(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower, struct aff_optics *o);
+
+/* A space-padded ASCII field of @n bytes into @out ("" when it holds anything else). */
+void aff_optics_ascii(const uint8_t *p, size_t n, char *out);
 
 /* Four thresholds (high alarm, low alarm, high warning, low warning) at @p, bias x @bias_scale. */
 void aff_optics_thresh_at(struct aff_optics *o, enum aff_optics_q q, const uint8_t *p,

@@ -52,6 +52,48 @@ static enum aff_optics_kind kind_of(uint8_t id)
 	}
 }
 
+void aff_optics_ascii(const uint8_t *p, size_t n, char *out)
+{
+	size_t i, len = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (p[i] < 0x20 || p[i] > 0x7e)
+			return;
+		if (p[i] != ' ')
+			len = i + 1;
+	}
+	/* Leading blanks too would make it a different name for the same module. */
+	for (i = 0; i < len && p[i] == ' '; i++)
+		;
+	memcpy(out, p + i, len - i);
+	out[len - i] = '\0';
+}
+
+/*
+ * The vendor name and part number: SFF-8472 A0h bytes 20-35 and 40-55 (in
+ * @lower); SFF-8636 upper page 00h 148-163 and 168-183; CMIS upper page
+ * 00h 129-144 and 148-163. A page that cannot be read gives neither.
+ */
+static void identity(aff_eeprom_read_fn rd, void *arg, const uint8_t *lower,
+		     struct aff_optics *o)
+{
+	uint8_t up[AFF_OPTICS_HALF];
+	unsigned v = 129, pn = 148;
+
+	if (o->kind == AFF_OPTICS_SFF8472) {
+		aff_optics_ascii(lower + 20, AFF_OPTICS_ID_LEN, o->vendor);
+		aff_optics_ascii(lower + 40, AFF_OPTICS_ID_LEN, o->part);
+		return;
+	}
+	if (rd(arg, AFF_OPTICS_I2C_A0, 0, 0, AFF_OPTICS_HALF, AFF_OPTICS_HALF, up) < 0)
+		return;
+	if (o->kind == AFF_OPTICS_SFF8636)
+		v = 148, pn = 168;
+	aff_optics_ascii(up + (v - AFF_OPTICS_HALF), AFF_OPTICS_ID_LEN, o->vendor);
+	aff_optics_ascii(up + (pn - AFF_OPTICS_HALF), AFF_OPTICS_ID_LEN, o->part);
+}
+
 int aff_optics_decode(aff_eeprom_read_fn rd, void *arg, struct aff_optics *o, char *why,
 		      size_t whylen)
 {
@@ -67,17 +109,23 @@ int aff_optics_decode(aff_eeprom_read_fn rd, void *arg, struct aff_optics *o, ch
 	o->kind = kind_of(lower[0]);
 	switch (o->kind) {
 	case AFF_OPTICS_SFF8472:
-		return aff_optics_sff8472(rd, arg, lower, o, why, whylen);
+		rc = aff_optics_sff8472(rd, arg, lower, o, why, whylen);
+		break;
 	case AFF_OPTICS_SFF8636:
-		return aff_optics_sff8636(rd, arg, lower, o);
+		rc = aff_optics_sff8636(rd, arg, lower, o);
+		break;
 	case AFF_OPTICS_CMIS:
-		return aff_optics_cmis(rd, arg, lower, o);
+		rc = aff_optics_cmis(rd, arg, lower, o);
+		break;
 	default:
 		if (why && whylen)
 			snprintf(why, whylen, "module identifier 0x%02x is none of SFF-8472, SFF-8636, CMIS",
 				 lower[0]);
 		return -EPROTONOSUPPORT;
 	}
+	if (rc == 0)
+		identity(rd, arg, lower, o);
+	return rc;
 }
 
 int aff_optics_image_read(void *image, unsigned i2c, unsigned bank, unsigned page,

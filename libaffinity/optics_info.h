@@ -15,6 +15,10 @@
 #define AFF_INFO_XCVR_NETDEV		"RailbindXcvrNetdev"
 #define AFF_INFO_XCVR_UNDECIDED		"RailbindXcvrUndecided"
 #define AFF_INFO_XCVR_TYPE		"RailbindXcvrType"
+#define AFF_INFO_XCVR_VENDOR		"RailbindXcvrVendor"
+#define AFF_INFO_XCVR_PART		"RailbindXcvrPart"
+#define AFF_INFO_XCVR_TIME		"RailbindXcvrTime"
+#define AFF_INFO_XCVR_TEMP_HISTORY	"RailbindXcvrTempHistory"
 
 /* Record @o (read through @netdev) on @obj. 0 or -ENOMEM. */
 int aff_optics_info_write(hwloc_obj_t obj, const char *netdev, const struct aff_optics *o);

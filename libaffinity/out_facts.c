@@ -16,6 +16,7 @@
 #include "audit.h"
 #include "fabric.h"
 #include "model.h"
+#include "optics_info.h"
 
 static void put(struct json_object *facts, const char *key, const char *value)
 {
@@ -163,6 +164,29 @@ static void fabric_facts(const struct aff_fabric_port *f, size_t n, struct json_
 	put(out, key, f->board[0] ? f->board : NULL);
 }
 
+/*
+ * The module a root-run snapshot read on rail @n's NIC: its memory map (and
+ * vendor and part where the module gives them). Nothing when none was read
+ * (no privilege, an InfiniBand port, an older snapshot), so fleets of such
+ * snapshots compare as before.
+ */
+static void transceiver_fact(const struct aff_topo *t, const struct aff_dev *d, size_t n,
+			     struct json_object *out)
+{
+	hwloc_obj_t obj = t->hw ? hwloc_get_pcidev_by_busid(t->hw, d->domain, d->bus, d->devno,
+							    d->func) : NULL;
+	const char *why;
+	struct aff_optics o;
+	char key[40], buf[160];
+
+	if (!obj || aff_optics_info_read(obj, &o, &why, buf, sizeof(buf)) != 0)
+		return;
+	snprintf(key, sizeof(key), "rail %zu transceiver", n);
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s", aff_optics_kind_name(o.kind),
+		 o.vendor[0] ? " " : "", o.vendor, o.part[0] ? " " : "", o.part);
+	put(out, key, buf);
+}
+
 static void rails(const struct aff_topo *t, struct json_object *out)
 {
 	char key[32], val[160], rate[32], gpu[48], node[16];
@@ -205,6 +229,7 @@ static void rails(const struct aff_topo *t, struct json_object *out)
 		put(out, key, val);
 		if (r->fab)
 			fabric_facts(r->fab, n, out);
+		transceiver_fact(t, d, n, out);
 		n++;
 	}
 	snprintf(val, sizeof(val), "%zu", n);

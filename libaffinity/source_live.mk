@@ -11,7 +11,7 @@ LIBAFF_SRCS += fabric_parse.c fabric_info.c annotate_port.c annotate_port_verbs.
 # Transceivers: module EEPROM through ethtool netlink (libmnl) or the ioctl,
 # decoded per SFF-8472, SFF-8636 and CMIS; the audit's transceiver check.
 LIBAFF_SRCS += optics_decode.c optics_sff8472.c optics_sff8636.c optics_cmis.c optics_read.c \
-	optics_info.c annotate_optics.c audit_optics.c
+	optics_info.c optics_history.c annotate_optics.c audit_optics.c
 # Lossless RoCE: DCB netlink (libmnl, loaded by mnl_lazy.c, as for ethtool) and
 # MLNX_OFED's ECN files; the audit's roce-lossless and pause-storm checks.
 LIBAFF_SRCS += mnl_lazy.c dcb_parse.c dcb_read.c dcb_info.c annotate_dcb.c roce_judge.c roce_env.c audit_roce.c

@@ -97,6 +97,10 @@ static const char *rails_consequence(const char *subject, struct json_object *va
 {
 	if (!strcmp(subject, "count"))
 		return "NCCL pairs NICs by index across nodes and compares only their count: by default (NCCL_IGNORE_NET_MISMATCH=1) it logs \"Detected mixed local Net device counts\" and goes on, and the job can hang; with NCCL_IGNORE_NET_MISMATCH=0 its init fails";
+	if (ends_with(subject, " transceiver") && !value)
+		return "this rail's module was not read here (none plugged, an InfiniBand port, or a snapshot taken without CAP_NET_ADMIN): take the snapshot as root to compare it";
+	if (ends_with(subject, " transceiver"))
+		return "this rail's module differs here (another memory map: SFP, QSFP or QSFP-DD/OSFP; another vendor or part): a module the switch port or the cable plan does not expect can train to another rate or not at all; check it against the others with ethtool -m";
 	if (!value)
 		return "NCCL's NIC of this index on the other nodes has no peer here (see count)";
 	if (ends_with(subject, " MTU") || ends_with(subject, " netdev MTU"))

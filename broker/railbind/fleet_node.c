@@ -7,7 +7,9 @@
  * numa, checks) is taken from the audit document in both cases, by the same
  * code, so a node's snapshot and its audit compare equal. Rails, links,
  * ACS and the machine come from the model (aff_topo_facts_json), which only
- * a topology file gives.
+ * a topology file gives. A rail's transceiver at its warning or alarm comes
+ * from the audit document, under checks ("transceiver NIC"); its module's
+ * kind from the model, under rails ("rail N transceiver").
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -126,6 +128,26 @@ static int audit_facts(struct json_object *doc, struct json_object *aspects)
 	return 0;
 }
 
+/*
+ * The transceiver check's findings per rail, but "ok": a healthy fleet
+ * agrees without them, and a node read without privilege says nothing.
+ */
+static void optics_facts(struct json_object *doc, struct json_object *checks)
+{
+	struct json_object *list = rb_jget(doc, "checks");
+	size_t i;
+
+	for (i = 0; checks && is_array(list) && i < json_object_array_length(list); i++) {
+		struct json_object *c = json_object_array_get_idx(list, i);
+		const char *id = rb_jstr(c, "id"), *sev = rb_jstr(c, "severity");
+		const char *subject = rb_jstr(c, "subject");
+
+		if (id && sev && subject && !strcmp(id, "transceiver") && strcmp(subject, "node") &&
+		    (!strcmp(sev, "warn") || !strcmp(sev, "fail")))
+			fact(checks, sev, "transceiver %s", subject);
+	}
+}
+
 /* links, acs and machine: what only the model of a topology file has. */
 static int model_facts(const struct aff_topo *t, struct json_object *aspects)
 {
@@ -190,6 +212,8 @@ static int read_snapshot(struct aff_ctx *ctx, const char *file, const char *buf,
 	rc = audit_facts(doc, aspects);
 	if (!rc)
 		rc = model_facts(t, aspects);
+	if (!rc)
+		optics_facts(doc, rb_jget(aspects, "checks"));
 	if (rc < 0)
 		snprintf(err, errlen, "%s: %s", file, strerror(-rc));
 	json_object_put(doc);
@@ -235,6 +259,8 @@ static int read_audit(const char *file, const char *buf, size_t len, struct json
 	json_object_object_add(rec, "input", json_object_new_string("audit"));
 	json_object_object_add(rec, "status", json_object_get(rb_jget(doc, "status")));
 	rc = audit_facts(doc, aspects);
+	if (!rc)
+		optics_facts(doc, rb_jget(aspects, "checks"));
 	if (rc < 0)
 		snprintf(err, errlen, "%s: railbind.audit/1 document without its topo, pairs or summary",
 			 file);

@@ -221,6 +221,60 @@ check "a single node agrees with itself" test "$rc" -eq 0
 run fleet --json "$V/ok.xml" "$V/x8.xml"
 jqt '.aspects.links.majority == 1 and .aspects.links.nodes == 2 and .outliers == 1' "two different nodes: no majority, one reference"
 
+# ---- transceivers: a rail at alarm, a module of another kind or part ----
+# xcvr NODE OUT KIND0 RX0 [PART0]: node NODE's snapshot with an ACME Q28-SR4
+# QSFP28 planted on every NIC (4 lanes at 0.5 mW, 40 C, as a root-run snapshot
+# records it), the first NIC's module of kind KIND0 and part PART0 with lane
+# RX powers RX0.
+xcvr() {
+	awk -v k0="$3" -v rx0="$4" -v p0="${5:-Q28-SR4}" '
+		{ print }
+		/<object type="PCIDev"[^>]*pci_type="020/ {
+			first = !n++
+			print "<info name=\"RailbindXcvrNetdev\" value=\"eth" n "\"/>"
+			print "<info name=\"RailbindXcvrType\" value=\"" (first ? k0 : "sff8636") "\"/>"
+			print "<info name=\"RailbindXcvrLanes\" value=\"4\"/>"
+			print "<info name=\"RailbindXcvrVendor\" value=\"ACME\"/>"
+			print "<info name=\"RailbindXcvrPart\" value=\"" (first ? p0 : "Q28-SR4") "\"/>"
+			print "<info name=\"RailbindXcvrTemp\" value=\"40\"/>"
+			print "<info name=\"RailbindXcvrRxPower\" value=\"" (first ? rx0 : "0.5,0.5,0.5,0.5") "\"/>"
+			print "<info name=\"RailbindXcvrRxPowerThresholds\" value=\"2,0.05,1.5,0.1\"/>"
+		}' "$T/nodes/$1.xml" >"$2"
+}
+mkdir -p "$T/xcvr"
+for i in 0011 0012 0013; do xcvr node$i "$T/xcvr/node$i.xml" sff8636 0.5,0.5,0.5,0.5; done
+xcvr node0014 "$T/xcvr/node0014.xml" sff8636 0.5,0.5,0,0.5
+xcvr node0015 "$T/xcvr/node0015.xml" cmis 0.5,0.5,0.5,0.5
+xcvr node0016 "$T/xcvr/node0016.xml" sff8636 0.5,0.5,0.5,0.5 Q28-LR4
+"$RAILBIND" audit --json --input "$T/xcvr/node0014.xml" >"$T/xcvr-dark.json"
+run fleet --json "$T/xcvr"
+check "transceivers: exit 1 (outliers)" test "$rc" -eq 1
+jqt "$SCHEMA" "transceivers: schema"
+jqt '.outliers == 3 and .aspects.rails.reference["rail 0 transceiver"] == "sff8636 ACME Q28-SR4"' \
+	"transceivers: three outliers, the majority's module an ACME Q28-SR4 QSFP28"
+jqt "$(grp node0014) | [.differences[] | [.aspect, .subject, .value, .majority]] == [[\"checks\",\"transceiver\",\"fail\",\"ok\"],[\"checks\",\"transceiver mlx5_0\",\"fail\",null]]" \
+	"transceivers: node0014's rail mlx5_0 at alarm, under checks only"
+jqt "$(grp node0015) | [.differences[] | [.aspect, .subject, .value, .majority, (.consequence | test(\"another vendor or part\"))]] == [[\"rails\",\"rail 0 transceiver\",\"cmis ACME Q28-SR4\",\"sff8636 ACME Q28-SR4\",true]]" \
+	"transceivers: node0015's mlx5_0 module of another kind, under rails only"
+jqt "$(grp node0016) | [.differences[] | [.aspect, .subject, .value, .majority]] == [[\"rails\",\"rail 0 transceiver\",\"sff8636 ACME Q28-LR4\",\"sff8636 ACME Q28-SR4\"]]" \
+	"transceivers: node0016's mlx5_0 module of another part, under rails only"
+# The same from the dark node's audit document among the snapshots.
+rm "$T/xcvr/node0014.xml"
+cp "$T/xcvr-dark.json" "$T/xcvr/node0014.json"
+run fleet --json "$T/xcvr"
+jqt "$(grp node0014) | [.differences[] | .subject] == [\"transceiver\",\"transceiver mlx5_0\"]" \
+	"transceivers: the dark node's audit document says the same under checks"
+# A snapshot taken without privilege reads no module: said under rails.
+for i in 0011 0012 0013 0015 0016; do rm -f "$T/xcvr/node$i.xml"; done
+for i in 0011 0012 0013; do xcvr node$i "$T/xcvr/node$i.xml" sff8636 0.5,0.5,0.5,0.5; done
+rm "$T/xcvr/node0014.json"
+cp "$T/nodes/node0014.xml" "$T/xcvr/"
+run fleet --json "$T/xcvr"
+jqt "$(grp node0014) | [.differences[] | select(.aspect == \"rails\") | .subject] | length == 8 and all(.[]; endswith(\" transceiver\"))" \
+	"transceivers: a node without readings differs on its 8 modules, under rails"
+jqt "$(grp node0014) | all(.differences[] | select(.aspect == \"rails\"); .value == null and (.consequence | test(\"CAP_NET_ADMIN\")))" \
+	"transceivers: not read there, and why it may be"
+
 # ---- memory: valgrind over every kind of input, one process and two ----
 if [ "${FLEET_VALGRIND:-yes}" = no ]; then
 	echo "fleet: FLEET_VALGRIND=no, memory check skipped"

@@ -39,6 +39,8 @@ struct gen_module {
 	float rx_poly[5];
 	uint16_t slope[GEN_NQ];
 	int16_t offset[GEN_NQ];
+	/* Vendor name and part number, space-padded to 16 bytes; NULL: left zero. */
+	const char *vendor, *part;
 };
 
 struct gen_image {
@@ -81,6 +83,15 @@ static inline uint8_t *gen_half(struct gen_image *im, unsigned i2c, unsigned pag
 	return r + 4;
 }
 
+/* A space-padded 16-byte ASCII field, as all three specifications store names. */
+static inline void gen_ascii(uint8_t *p, const char *s)
+{
+	size_t i, n = s ? strlen(s) : 0;
+
+	for (i = 0; s && i < 16; i++)
+		p[i] = i < n ? (uint8_t)s[i] : ' ';
+}
+
 /* Four thresholds at @p (offset within the half). */
 static inline void gen_th(uint8_t *p, const uint16_t th[4])
 {
@@ -100,6 +111,8 @@ static inline void gen_sff8472(const struct gen_module *m, struct gen_image *im)
 	a0[0] = 0x03;			/* SFF-8024: SFP/SFP+/SFP28 */
 	a0[92] = m->ddm ? (uint8_t)(0x40 | (m->ext_cal ? 0x10 : 0x20) | 0x08) : 0;
 	a0[94] = m->ddm ? 0x08 : 0;	/* SFF-8472 rev 12.3 compliance */
+	gen_ascii(a0 + 20, m->vendor);
+	gen_ascii(a0 + 40, m->part);
 	gen_half(im, 0x50, 0, 0, 1);
 	if (!m->ddm)
 		return;
@@ -142,6 +155,8 @@ static inline void gen_sff8636(const struct gen_module *m, struct gen_image *im)
 	up = gen_half(im, 0x50, 0, 0, 1);
 	up[0] = 0x11;
 	up[220 - GEN_HALF] = 0x0c;	/* RX power average, TX power measured */
+	gen_ascii(up + (148 - GEN_HALF), m->vendor);
+	gen_ascii(up + (168 - GEN_HALF), m->part);
 	if (m->flat)
 		return;
 	p3 = gen_half(im, 0x50, 3, 0, 1);
@@ -165,7 +180,10 @@ static inline void gen_cmis(const struct gen_module *m, struct gen_image *im)
 	lo[86] = 0x11;			/* application 1: host interface */
 	lo[87] = 0x03;
 	lo[88] = (uint8_t)(m->lanes << 4 | m->lanes);	/* host lanes, media lanes */
-	gen_half(im, 0x50, 0, 0, 1)[0] = 0x18;
+	p01 = gen_half(im, 0x50, 0, 0, 1);
+	p01[0] = 0x18;
+	gen_ascii(p01 + (129 - GEN_HALF), m->vendor);
+	gen_ascii(p01 + (148 - GEN_HALF), m->part);
 	if (m->flat)
 		return;
 	p01 = gen_half(im, 0x50, 1, 0, 1);

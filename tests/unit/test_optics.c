@@ -27,6 +27,7 @@
 #include "affinity.h"
 #include "audit.h"
 #include "optics.h"
+#include "optics_history.h"
 #include "optics_info.h"
 #include "optics_read.h"
 #include "source_live.h"
@@ -550,6 +551,136 @@ static void info_round_trip(void **state)
 	hwloc_topology_destroy(t);
 }
 
+/* The earlier temperatures, as root-run reads keep them (optics_history.c). */
+static void history_file(void **state)
+{
+	char dir[] = "/tmp/railbind-hist.XXXXXX", path[64], link[64], err[256];
+	struct json_object *doc;
+	hwloc_topology_t t = fixture();
+	struct aff_optics o = { .has = 1u << AFF_OQ_TEMP, .temp_c = 58 }, back;
+	const char *why;
+	char buf[200];
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/optics.json", dir);
+	snprintf(link, sizeof(link), "%s/link.json", dir);
+	/* Planted: one sample from two days ago, three hourly ones, one bad, one from the future. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"schema\":\"railbind.optics/1\",\"modules\":{\"0000:05:00.0\":[[1699800000,20],[1700000000,40.0],[1700003600,46.0],[\"x\",1],[1700007200,52.0],[1700099999,9]],\"0000:15:00.0\":[[1700000000,30]]}}",
+	      f);
+	fclose(f);
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700010800, &o), 0);
+	assert_int_equal(o.when, 1700010800);
+	assert_int_equal(o.nhist, 3);
+	assert_int_equal(o.hist_t[0], 1700000000);
+	near(o.hist_c[2], 52.0);
+	assert_int_equal(aff_optics_history_save(doc, path, err, sizeof(err)), 0);
+	json_object_put(doc);
+	/* Read back: the reading just taken is the newest sample, the rest dropped. */
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	o.temp_c = 59;
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700014400, &o), 0);
+	assert_int_equal(o.nhist, 4);
+	assert_int_equal(o.hist_t[3], 1700010800);
+	near(o.hist_c[3], 58.0);
+	/* The attributes carry it into a snapshot and back. */
+	o.kind = AFF_OPTICS_SFF8636;
+	o.lanes = 1;
+	assert_int_equal(aff_optics_info_write(nic(t, 0), "eth0", &o), 0);
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 0), "RailbindXcvrTempHistory"),
+			    "1700000000:40.00,1700003600:46.00,1700007200:52.00,1700010800:58.00");
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 0), "RailbindXcvrTime"), "1700014400");
+	assert_int_equal(aff_optics_info_read(nic(t, 0), &back, &why, buf, sizeof(buf)), 0);
+	assert_int_equal(back.when, 1700014400);
+	assert_int_equal(back.nhist, 4);
+	assert_int_equal(back.hist_t[1], 1700003600);
+	near(back.hist_c[3], 58.0);
+	json_object_put(doc);
+	/* Never more than AFF_OPTICS_HIST_MAX kept, the newest. */
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(aff_optics_history_take(doc, "0000:15:00.0", 1700020000 + i * 60LL, &o), 0);
+	assert_int_equal(o.nhist, AFF_OPTICS_HIST_MAX - 1);
+	assert_int_equal(o.hist_t[AFF_OPTICS_HIST_MAX - 2], 1700020000 + 38 * 60LL);
+	json_object_put(doc);
+	/* A symbolic link, garbage, another schema: an empty history, not an error. */
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(aff_optics_history_load(link, &doc), 0);
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700014400, &o), 0);
+	assert_int_equal(o.nhist, 0);
+	json_object_put(doc);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"schema\":\"railbind.counters/1\",\"modules\":{}}", f);
+	fclose(f);
+	assert_int_equal(aff_optics_history_load(path, &doc), 0);
+	assert_int_equal(aff_optics_history_take(doc, "0000:05:00.0", 1700014400, &o), 0);
+	assert_int_equal(o.nhist, 0);
+	json_object_put(doc);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+	hwloc_topology_destroy(t);
+}
+
+/* Vendor name and part number, where each specification keeps them. */
+static void identity_fields(void **state)
+{
+	static const enum gen_kind kinds[] = { GEN_SFF8472, GEN_SFF8636, GEN_CMIS };
+	hwloc_topology_t t = fixture();
+	struct aff_optics o, back;
+	const char *why;
+	char buf[200];
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct gen_module m = gen_healthy(kinds[k]);
+
+		m.vendor = " ACME OPTICS";
+		m.part = "QSFP-100G-SR4";
+		assert_int_equal(decode(&m, &o, NULL, 0), 0);
+		assert_string_equal(o.vendor, "ACME OPTICS");
+		assert_string_equal(o.part, "QSFP-100G-SR4");
+		/* Left zero (no name): none, not an empty or garbage one. */
+		m.vendor = NULL;
+		m.part = NULL;
+		assert_int_equal(decode(&m, &o, NULL, 0), 0);
+		assert_string_equal(o.vendor, "");
+		assert_string_equal(o.part, "");
+	}
+	/* A byte that is not printable ASCII: the field is not given. */
+	aff_optics_ascii((const uint8_t *)"ACME\x01OPTICS     ", 16, buf);
+	assert_string_equal(buf, "");
+	aff_optics_ascii((const uint8_t *)"                ", 16, buf);
+	assert_string_equal(buf, "");
+	{
+		struct gen_module m = gen_healthy(GEN_SFF8636);
+
+		m.vendor = "ACME";
+		m.part = "Q28-LR4";
+		assert_int_equal(decode(&m, &o, NULL, 0), 0);
+	}
+	assert_int_equal(aff_optics_info_write(nic(t, 1), "eth1", &o), 0);
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 1), "RailbindXcvrVendor"), "ACME");
+	assert_string_equal(hwloc_obj_get_info_by_name(nic(t, 1), "RailbindXcvrPart"), "Q28-LR4");
+	assert_int_equal(aff_optics_info_read(nic(t, 1), &back, &why, buf, sizeof(buf)), 0);
+	assert_string_equal(back.vendor, "ACME");
+	assert_string_equal(back.part, "Q28-LR4");
+	/* Hand-edited: a blank at an end, or too long, is refused, naming it. */
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrType", "cmis");
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrLanes", "4");
+	hwloc_obj_add_info(nic(t, 3), "RailbindXcvrPart", "A-PART-NUMBER-OF-20C");
+	assert_int_equal(aff_optics_info_read(nic(t, 3), &back, &why, buf, sizeof(buf)), -EINVAL);
+	assert_non_null(strstr(why, "RailbindXcvrPart=\"A-PART-NUMBER-OF-20C\", expected 1 to 16"));
+	hwloc_topology_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -569,6 +700,8 @@ int main(void)
 		cmocka_unit_test(audit_hot),
 		cmocka_unit_test(audit_unprivileged),
 		cmocka_unit_test(discover_recorded_tree),
+		cmocka_unit_test(history_file),
+		cmocka_unit_test(identity_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
