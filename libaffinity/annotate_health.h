@@ -23,8 +23,13 @@
 #define AFF_INFO_COUNTERS			"RailbindCounters"
 #define AFF_INFO_COUNTERS_SINCE			"RailbindCountersSince"
 
-/* Where railbindd keeps its counters, below the filesystem root. */
+/* Where railbindd keeps its counters with its default --state-dir, below the root. */
 #define AFF_COUNTERS_FILE "/run/railbind/counters.json"
+/*
+ * Where railbindd.service's broker keeps them: its --state-dir, the only
+ * place under /run its ProtectSystem=strict sandbox may write.
+ */
+#define AFF_COUNTERS_FILE_UNIT "/run/railbind/state/counters.json"
 
 struct aff_kmod_snapshot;
 

@@ -69,12 +69,19 @@ int aff_discover_annotate(hwloc_topology_t topo, const char *root, struct aff_di
 	an.kmod = NULL;
 	if (aff_kmod_snapshot_read(an.real_root ? NULL : root, &an.kmod, NULL, 0) < 0)
 		an.kmod = NULL;
-	/* railbindd's counters, when it keeps them and they are of this boot. */
+	/*
+	 * railbindd's counters, when it keeps them and they are of this boot:
+	 * the unit's broker's first, then those of a broker run by hand with
+	 * its default state directory.
+	 */
 	{
+		static const char *const files[] = { AFF_COUNTERS_FILE_UNIT, AFF_COUNTERS_FILE };
 		char path[PATH_MAX];
 
-		an.have_health = aff_sysfs_path(&an, path, sizeof(path), "%s", AFF_COUNTERS_FILE) == 0 &&
-				 aff_health_load(path, an.real_root ? NULL : root, &an.health) == 0;
+		an.have_health = false;
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !an.have_health; i++)
+			an.have_health = aff_sysfs_path(&an, path, sizeof(path), "%s", files[i]) == 0 &&
+					 aff_health_load(path, an.real_root ? NULL : root, &an.health) == 0;
 	}
 
 	for (obj = NULL; (obj = hwloc_get_next_pcidev(topo, obj));) {

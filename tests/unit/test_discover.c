@@ -693,6 +693,32 @@ static void annotate_health_other_boot(void **state)
 	assert_info(hwloc_get_root_obj(fx->topo), "RailbindCounters", NULL);
 }
 
+/*
+ * railbindd.service runs the broker with --state-dir /run/railbind/state,
+ * the only directory its sandbox may write: its counters are read there,
+ * before those of a broker with the default state directory.
+ */
+static void annotate_health_unit_state_dir(void **state)
+{
+	struct fixture *fx = *state;
+	hwloc_obj_t gpu = pci_obj(fx->topo, GPU);
+
+	put(fx->dir, "proc/sys/kernel/random/boot_id", "0b0b0b0b-1111-2222-3333-444444444444\n");
+	put(fx->dir, "run/railbind/state/counters.json",
+	    "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
+	    "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":5,\"updated\":6,"
+	    "\"links\":[{\"pci\":\"" GPU "\",\"width\":8,\"present\":true,\"changes\":6}],"
+	    "\"ports\":[]}\n");
+	put(fx->dir, "run/railbind/counters.json",
+	    "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
+	    "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":1,\"updated\":2,"
+	    "\"links\":[{\"pci\":\"" GPU "\",\"width\":8,\"present\":true,\"changes\":4}],"
+	    "\"ports\":[]}\n");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	assert_info(gpu, "RailbindLinkChanges", "6");
+	assert_info(hwloc_get_root_obj(fx->topo), "RailbindCountersSince", "5");
+}
+
 /* Peer memory decision on a fresh root holding only what each case names. */
 static const char *peer_memory_for(const char *const *files)
 {
@@ -1132,6 +1158,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(port_type_fifo_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(annotate_health, setup, teardown),
 		cmocka_unit_test_setup_teardown(annotate_health_other_boot, setup, teardown),
+		cmocka_unit_test_setup_teardown(annotate_health_unit_state_dir, setup, teardown),
 		cmocka_unit_test(peer_memory_decision),
 		cmocka_unit_test(annotate_bad_args),
 		cmocka_unit_test_setup_teardown(snapshot_roundtrip, setup, teardown),
