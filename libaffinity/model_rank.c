@@ -114,7 +114,7 @@ void aff_pair_key(const struct aff_topo *t, int gdev, int rail, struct aff_key *
 	k->virt = !t->dev[nic].pci[0];
 	k->bw = aff_pair_bw(t, gdev, rail);
 	k->nccl = aff_nccl_rail_path(t, gdev, rail);
-	k->path = aff_path_between(t, gdev, nic, dist);
+	k->path = aff_path_between(t, gdev, aff_rail_path_dev(&t->rail[rail]), dist);
 }
 
 static int key_hostbridge(const struct aff_topo *t, size_t r)
