@@ -129,6 +129,7 @@ enum aff_excl {
 	AFF_EXCL_NONE,
 	AFF_EXCL_DOWN,		/* its port is known and not ACTIVE */
 	AFF_EXCL_SLOW,		/* much slower than the fastest rail */
+	AFF_EXCL_NORTH_SOUTH,	/* a BlueField DPU beside the node's rails */
 };
 
 /* An RDMA device port (or Ethernet rail) on a PCI device. */

@@ -338,6 +338,16 @@ static int pf_of(const struct aff_topo *t, int dma)
 	return -1;
 }
 
+static bool has_dma(const struct aff_topo *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ndev; i++)
+		if (devkind(&t->dev[i]) == DK_CX_DMA)
+			return true;
+	return false;
+}
+
 /* Some GPU is in a complex not classic (rdma_topo's kinds, any of them). */
 static bool any_complex(const struct aff_topo *t)
 {
@@ -379,8 +389,12 @@ bool aff_complex_of(const struct aff_topo *t, int dev, struct aff_complex_id *c)
 		name_it(t, c, top_port(t, c->dma), c->dma);
 	} else if (p >= 0 && is_rp(devkind(&t->dev[p]))) {
 		c->kind = AFF_COMPLEX_NUMA;
-		if (devkind(&t->dev[dev]) == DK_CX_NIC)
+		if (devkind(&t->dev[dev]) == DK_CX_NIC) {
 			c->pf = dev;
+			/* A PF whose DMA function may be any of the node's. */
+			if (has_dma(t) && (t->dev[dev].unreadable & AFF_UNREADABLE_VPD))
+				c->undecided = "VPD unreadable";
+		}
 		name_it(t, c, p, dev);
 	} else if ((nic = inline_peer(t, dev)) >= 0) {
 		c->kind = AFF_COMPLEX_INLINE;
