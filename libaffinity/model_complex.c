@@ -395,7 +395,11 @@ bool aff_complex_of(const struct aff_topo *t, int dev, struct aff_complex_id *c)
 			if (has_dma(t) && (t->dev[dev].unreadable & AFF_UNREADABLE_VPD))
 				c->undecided = "VPD unreadable";
 		}
-		name_it(t, c, p, dev);
+		/* rdma_topo groups a NUMA-based complex by NUMA node. */
+		if (t->dev[dev].loc >= 0 && t->loc[t->dev[dev].loc].numa >= 0)
+			snprintf(c->id, sizeof(c->id), "numa:%d", t->loc[t->dev[dev].loc].numa);
+		else
+			name_it(t, c, p, dev);
 	} else if ((nic = inline_peer(t, dev)) >= 0) {
 		c->kind = AFF_COMPLEX_INLINE;
 		c->pf = nic;
