@@ -249,7 +249,7 @@ int aff_complex_ports(const struct aff_topo *t, struct aff_acs_port **out, size_
 		free(c.kind);
 		return -ENOMEM;
 	}
-	for (i = 0, n = 0; i < t->ndev; i++) {
+	for (i = 0, n = 0; *out && i < t->ndev; i++) {
 		if (c.role[i] == AFF_ACS_NONE)
 			continue;
 		(*out)[n].dev = (int)i;
