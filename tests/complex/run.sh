@@ -63,7 +63,8 @@ sed -E 's/vpd=[0-9a-f-]+/vpd=unreadable/' "$here/gb300.topo" >"$tmp/gb300-novpd.
 gen gb300-novpd "$tmp/gb300-novpd.topo"
 "$RAILBIND" topo --json -i "$tmp/gb300-novpd.xml" >"$tmp/topo" 2>/dev/null
 if jq -e '[.gpus[].complex | .kind == "dma" and .pf == null and .undecided == "VPD unreadable"] | all and length == 4' "$tmp/topo" >/dev/null &&
-    jq -e '[.nics[] | select(.excluded == null) | .complex.undecided == "VPD unreadable"] | all and length == 4' "$tmp/topo" >/dev/null
+    jq -e '[.nics[] | select(.excluded == null) | .complex.undecided == "VPD unreadable"] | all and length == 4' "$tmp/topo" >/dev/null &&
+    "$RAILBIND" topo -i "$tmp/gb300-novpd.xml" 2>/dev/null | grep -q 'undecided: VPD unreadable: the Data Direct DMA functions of GPU0, GPU1, GPU2, GPU3'
 then ok; else bad "gb300 without VPD: $(jq -c '[.gpus[].complex]' "$tmp/topo")"; fi
 
 # include-nic makes the DPU a rail again.
