@@ -150,6 +150,7 @@ CHECKS :=
 -include $(TOP)/tests/dcb/dcb.mk
 -include $(TOP)/tests/nccllog/nccllog.mk
 -include $(TOP)/tests/fabric/fabric.mk
+-include $(TOP)/tests/complex/complex.mk
 
 # The module: built against Debian's 6.1 and 6.12 headers, checkpatch and
 # sparse clean (kmod/kmod.mk; ./scripts/setup --all installs the headers).

@@ -51,6 +51,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pos = aff_pcicfg_is_bridge(cfg, len);
 	FUZZ_CHECK(pos == 0 || pos == 1 || (pos == -ENODATA && len <= 0x0e));
 	FUZZ_CHECK(aff_pcicfg_find_ext_cap(NULL, len, id) == -EINVAL);
+	/* The same bytes as VPD: a value found is printable and within the buffer. */
+	{
+		char v[64];
+
+		pos = aff_pcicfg_vpd_keyword(cfg, len, "V3", v, sizeof(v));
+		FUZZ_CHECK(pos == 0 || pos == -ENOENT || pos == -EINVAL || pos == -ERANGE);
+		FUZZ_CHECK(pos || strlen(v) < len);
+		for (size_t i = 0; !pos && v[i]; i++)
+			FUZZ_CHECK(v[i] >= 0x20 && v[i] <= 0x7e);
+	}
 	free(cfg);
 	return 0;
 }

@@ -77,6 +77,9 @@ pcicfg)
 	{ printf '\015\000\206\200\000\000\000\000\020\000'; head -c 44 /dev/zero
 	  printf '\100'; head -c 11 /dev/zero
 	  printf '\020\000\002\000\000\000\000\000\060\040'; head -c 182 /dev/zero; } > "$dir/pcie"
+	# VPD as a ConnectX-8's: an ID string, VPD-R with V3 (the Data Direct
+	# pairing UUID) and RV, the end tag (aff_pcicfg_vpd_keyword).
+	{ printf '\000\000\202\002\000CX\220\053\000V3\04412345678-abcd-0000-1111-999988887777RV\001\000\170'; } > "$dir/vpd"
 	# A loop: the first header points at itself.
 	{ printf '\015\000'; head -c 256 /dev/zero; printf '\001\000\001\020'; } > "$dir/loop"
 	;;

@@ -38,6 +38,7 @@ struct annotator {
 #define UNREADABLE_LINK		2u
 #define UNREADABLE_NUMA		4u
 #define UNREADABLE_IOMMU	8u
+#define UNREADABLE_VPD		16u
 
 static inline bool has_info(hwloc_obj_t obj, const char *name)
 {

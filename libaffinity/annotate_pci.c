@@ -362,6 +362,45 @@ static int annotate_gdr(hwloc_obj_t obj, const char *dev)
 	return ret;
 }
 
+/*
+ * A ConnectX-8's Data Direct DMA function and its PF carry one VPD V3 UUID:
+ * the model pairs them by it (model_complex.c). The kernel reads VPD from
+ * the device, slowly, and to root only: read once per discovery (the
+ * broker's snapshot keeps it), only on the functions that may pair.
+ */
+static bool pairs_by_vpd(const struct hwloc_pcidev_attr_s *pci)
+{
+	return pci->vendor_id == 0x15b3 &&
+	       (pci->device_id == 0x2100 || pci->device_id == 0x1021 ||
+		pci->device_id == 0x1023 || pci->device_id == 0x1025);
+}
+
+static int annotate_vpd(struct annotator *an, hwloc_obj_t obj, const char *dev)
+{
+	uint8_t vpd[4096];
+	char path[PATH_MAX], uuid[80];
+	size_t got;
+	off_t size = 0;
+	int rc;
+
+	if (obj->type != HWLOC_OBJ_PCI_DEVICE || !pairs_by_vpd(&obj->attr->pcidev) ||
+	    has_info(obj, AFF_INFO_VPD_UUID))
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/vpd", dev) >= (int)sizeof(path))
+		return 0;
+	rc = read_config(path, vpd, sizeof(vpd), &got, &size);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		an->unreadable |= UNREADABLE_VPD;
+		return 0;
+	}
+	/* A device with no V3 pairs with nothing; data that does not parse says nothing. */
+	if (aff_pcicfg_vpd_keyword(vpd, got, "V3", uuid, sizeof(uuid)) < 0 || !uuid[0])
+		return 0;
+	return add_info(obj, AFF_INFO_VPD_UUID, uuid);
+}
+
 /* RailbindPortType's word for a PCIe device/port type; NULL where it has none. */
 static const char *port_word(int type, bool bridge)
 {
@@ -453,7 +492,7 @@ static int annotate_port_type(struct annotator *an, hwloc_obj_t obj, const char 
 static int add_unreadable(hwloc_obj_t obj, unsigned bits)
 {
 	/* In the order of the UNREADABLE_ bits above. */
-	static const char *const names[] = { "acs", "link", "numa", "iommu" };
+	static const char *const names[] = { "acs", "link", "numa", "iommu", "vpd" };
 	char val[32] = "";
 	size_t i, used = 0;
 
@@ -497,6 +536,8 @@ int aff_annotate_pci(struct annotator *an, hwloc_obj_t obj)
 		ret = annotate_port_type(an, obj, dev, bdf);
 	if (!ret)
 		ret = annotate_gdr(obj, dev);
+	if (!ret)
+		ret = annotate_vpd(an, obj, dev);
 	if (!ret && an->unreadable)
 		ret = add_unreadable(obj, an->unreadable);
 	if (!ret)

@@ -124,6 +124,17 @@ static int check_iommu(struct aff_audit *a)
 	return 0;
 }
 
+/* A Data Direct PF's mappings travel through its DMA function (model_complex.c). */
+static int dma_of_pf(const struct aff_topo *t, int dev)
+{
+	size_t r;
+
+	for (r = 0; r < t->nrail; r++)
+		if (t->rail[r].dev == dev)
+			return aff_rail_path_dev(&t->rail[r]);
+	return dev;
+}
+
 static int dev_by_pci(const struct aff_topo *t, const char *pci)
 {
 	size_t i;
@@ -172,7 +183,7 @@ static int check_cross(struct aff_audit *a)
 
 		if (pr->maps <= 0 || gd < 0 || nd < 0 || t->dev[gd].gpu < 0)
 			continue;
-		got = aff_path_between(t, gd, nd, NULL);
+		got = aff_path_between(t, gd, dma_of_pf(t, nd), NULL);
 		want = planned_path(a, t->dev[gd].gpu);
 		if (want == AFF_PATH_NONE || got <= want)
 			continue;

@@ -10,6 +10,7 @@
 #include "gpu_ident.h"
 #include "fabric.h"
 #include "model.h"
+#include "model_complex.h"
 
 /*
  * Grow arr (of *n elements of size sz) by one zeroed element. The capacity
@@ -132,6 +133,7 @@ int aff_topo_add_rail(struct aff_topo *t, int dev, const char *name, int port,
 	t->rail[i].port = port;
 	t->rail[i].rdma = rdma;
 	t->rail[i].gdr = -1;
+	t->rail[i].via = -1;
 	if (name && !(t->rail[i].name = strdup(name)))
 		return -ENOMEM;
 	return i;
@@ -347,6 +349,8 @@ int aff_topo_finish(struct aff_topo *t, char *err, size_t errlen)
 	sort_topo = NULL;
 	if (!rc)
 		rc = aff_find_switches(t);
+	if (!rc)
+		aff_complex_match(t);
 	if (rc < 0)
 		return aff_seterr(err, errlen, -rc, "%s: %s", t->source, strerror(-rc));
 	t->intercpu_bw = aff_intercpu_bw(t->cpu_arch, t->cpu_vendor, t->cpu_family,
@@ -361,6 +365,7 @@ static void topo_free(struct aff_topo *t)
 
 	for (i = 0; i < t->ndev; i++) {
 		free(t->dev[i].iommu_type);
+		free(t->dev[i].vpd_uuid);
 		free(t->dev[i].netdev);
 		aff_gident_free(t->dev[i].gident);
 	}
@@ -465,5 +470,5 @@ AFF_EXPORT enum aff_path aff_topo_path(const struct aff_topo *t, size_t gpu,
 {
 	if (gpu >= t->ngpu || nic >= t->nrail)
 		return AFF_PATH_NONE;
-	return aff_path_between(t, t->gpus[gpu], t->rail[nic].dev, NULL);
+	return aff_path_between(t, t->gpus[gpu], aff_rail_path_dev(&t->rail[nic]), NULL);
 }

@@ -95,14 +95,20 @@ struct aff_dev {
 	char *netdev;
 	unsigned unreadable;	/* AFF_UNREADABLE_*: what discovery could not read */
 	struct aff_gident *gident;	/* GPU identity (gpu_ident.h), NULL unknown */
+	/*
+	 * RailbindVPDUUID: the VPD V3 keyword (a ConnectX-8's DMA function and
+	 * its PF carry the same one), NULL unknown.
+	 */
+	char *vpd_uuid;
 };
 
-/* RailbindUnreadable on a PCI object: "acs,link,numa,iommu" (any subset). */
+/* RailbindUnreadable on a PCI object: "acs,link,numa,iommu,vpd" (any subset). */
 enum {
 	AFF_UNREADABLE_ACS = 1u << 0,
 	AFF_UNREADABLE_LINK = 1u << 1,
 	AFF_UNREADABLE_NUMA = 1u << 2,
 	AFF_UNREADABLE_IOMMU = 1u << 3,
+	AFF_UNREADABLE_VPD = 1u << 4,	/* "vpd": root-only, read by the broker */
 };
 
 /*
@@ -123,6 +129,7 @@ enum aff_excl {
 	AFF_EXCL_NONE,
 	AFF_EXCL_DOWN,		/* its port is known and not ACTIVE */
 	AFF_EXCL_SLOW,		/* much slower than the fastest rail */
+	AFF_EXCL_NORTH_SOUTH,	/* a BlueField DPU beside the node's rails */
 };
 
 /* An RDMA device port (or Ethernet rail) on a PCI device. */
@@ -137,6 +144,11 @@ struct aff_rail {
 	 */
 	char *hca;
 	int hca_port;
+	/*
+	 * The Data Direct DMA function (dev index) that carries this PF's GPU
+	 * traffic, matched by VPD UUID (model_complex.c); -1: dev itself.
+	 */
+	int via;
 	char *port_state;	/* ACTIVE, DOWN, ... NULL when unknown */
 	double rate;		/* Gb/s, 0 when unknown */
 	bool rdma;		/* false for an Ethernet NIC made a rail */
@@ -213,6 +225,12 @@ struct aff_topo {
 	size_t npeer;
 	char *nvml, *rocm_smi;	/* RailbindNVML, RailbindROCmSMI (gpu_ident.h) */
 };
+
+/* The device a rail's GPU traffic crosses: its DMA function, else its own. */
+static inline int aff_rail_path_dev(const struct aff_rail *r)
+{
+	return r->via >= 0 ? r->via : r->dev;
+}
 
 /* model.c: building */
 struct aff_topo *aff_topo_alloc(struct aff_ctx *ctx, enum aff_src src,

@@ -102,7 +102,7 @@ static double chain_bw(const struct aff_topo *t, int dev, int other)
 
 double aff_pair_bw(const struct aff_topo *t, int gdev, int rail)
 {
-	int nic = t->rail[rail].dev;
+	int nic = aff_rail_path_dev(&t->rail[rail]);
 	double bw = aff_rail_bw(t, rail);
 
 	bw = aff_fmin(bw, chain_bw(t, gdev, nic));

@@ -6,7 +6,9 @@
  * __get_nvcx_inline_complex, compute_acs); read there, written here.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model_complex.h"
 
@@ -247,7 +249,7 @@ int aff_complex_ports(const struct aff_topo *t, struct aff_acs_port **out, size_
 		free(c.kind);
 		return -ENOMEM;
 	}
-	for (i = 0, n = 0; i < t->ndev; i++) {
+	for (i = 0, n = 0; *out && i < t->ndev; i++) {
 		if (c.role[i] == AFF_ACS_NONE)
 			continue;
 		(*out)[n].dev = (int)i;
@@ -260,4 +262,167 @@ int aff_complex_ports(const struct aff_topo *t, struct aff_acs_port **out, size_
 	free(c.role);
 	free(c.kind);
 	return 0;
+}
+
+/*
+ * Is gpu beside dma in one DMA complex: the switch above the DMA function's
+ * port also above the GPU (RP -> SW -> DMA, SW -> SW -> GPU), or, as NCCL's
+ * files flatten the ports, the DMA function's switch itself?
+ */
+static bool dma_beside(const struct aff_topo *t, int dma, int gpu)
+{
+	int dsp = t->dev[dma].parent, c;
+
+	if (devkind(&t->dev[gpu]) != DK_NVGPU || !is_switch_port(t, dsp))
+		return false;
+	c = common_port(t, dma, gpu);
+	return is_switch_port(t, c) && (c == dsp || c == t->dev[dsp].parent);
+}
+
+/* A ConnectX NIC sharing a ConnectX switch with the device (inline); -1. */
+static int inline_peer(const struct aff_topo *t, int dev)
+{
+	bool gpu = devkind(&t->dev[dev]) == DK_NVGPU;
+	size_t i;
+
+	if (!gpu && devkind(&t->dev[dev]) != DK_CX_NIC)
+		return -1;
+	for (i = 0; i < t->ndev; i++) {
+		enum devkind k = devkind(&t->dev[i]);
+
+		if ((gpu ? k == DK_CX_NIC : k == DK_NVGPU) &&
+		    is_switch_port(t, common_port(t, dev, (int)i)))
+			return gpu ? (int)i : dev;
+	}
+	return -1;
+}
+
+static int rail_of(const struct aff_topo *t, int dev)
+{
+	size_t r;
+
+	for (r = 0; r < t->nrail; r++)
+		if (t->rail[r].dev == dev)
+			return (int)r;
+	return -1;
+}
+
+static int dma_of(const struct aff_topo *t, int dev)
+{
+	int r = rail_of(t, dev);
+	size_t i;
+
+	if (devkind(&t->dev[dev]) == DK_CX_DMA)
+		return dev;
+	if (r >= 0 && t->rail[r].via >= 0)
+		return t->rail[r].via;
+	for (i = 0; devkind(&t->dev[dev]) == DK_NVGPU && i < t->ndev; i++)
+		if (devkind(&t->dev[i]) == DK_CX_DMA && dma_beside(t, (int)i, dev))
+			return (int)i;
+	return -1;
+}
+
+static bool same_uuid(const struct aff_dev *a, const struct aff_dev *b)
+{
+	return a->vpd_uuid && b->vpd_uuid && !strcmp(a->vpd_uuid, b->vpd_uuid);
+}
+
+/* The PF whose VPD UUID the DMA function shares; -1. */
+static int pf_of(const struct aff_topo *t, int dma)
+{
+	size_t i;
+
+	for (i = 0; i < t->ndev; i++)
+		if (devkind(&t->dev[i]) == DK_CX_NIC && same_uuid(&t->dev[i], &t->dev[dma]))
+			return (int)i;
+	return -1;
+}
+
+static bool has_dma(const struct aff_topo *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ndev; i++)
+		if (devkind(&t->dev[i]) == DK_CX_DMA)
+			return true;
+	return false;
+}
+
+/* Some GPU is in a complex not classic (rdma_topo's kinds, any of them). */
+static bool any_complex(const struct aff_topo *t)
+{
+	size_t g;
+
+	for (g = 0; g < t->ngpu; g++) {
+		int d = t->gpus[g], p = t->dev[d].parent;
+
+		if (dma_of(t, d) >= 0 || (p >= 0 && is_rp(devkind(&t->dev[p]))) ||
+		    inline_peer(t, d) >= 0)
+			return true;
+	}
+	return false;
+}
+
+static void name_it(const struct aff_topo *t, struct aff_complex_id *c, int top, int dev)
+{
+	const struct aff_dev *d = &t->dev[top >= 0 ? top : dev];
+
+	snprintf(c->id, sizeof(c->id), "%s:%s", aff_complex_name(c->kind),
+		 d->pci[0] ? d->pci : "?");
+}
+
+bool aff_complex_of(const struct aff_topo *t, int dev, struct aff_complex_id *c)
+{
+	int p = t->dev[dev].parent, nic;
+
+	memset(c, 0, sizeof(*c));
+	c->dma = c->pf = -1;
+	if (!any_complex(t))
+		return false;
+	c->dma = dma_of(t, dev);
+	if (c->dma >= 0) {
+		c->kind = AFF_COMPLEX_DMA;
+		c->pf = devkind(&t->dev[dev]) == DK_CX_NIC ? dev : pf_of(t, c->dma);
+		if (c->pf < 0 && !t->dev[c->dma].vpd_uuid &&
+		    (t->dev[c->dma].unreadable & AFF_UNREADABLE_VPD))
+			c->undecided = "VPD unreadable";
+		name_it(t, c, top_port(t, c->dma), c->dma);
+	} else if (p >= 0 && is_rp(devkind(&t->dev[p]))) {
+		c->kind = AFF_COMPLEX_NUMA;
+		if (devkind(&t->dev[dev]) == DK_CX_NIC) {
+			c->pf = dev;
+			/* A PF whose DMA function may be any of the node's. */
+			if (has_dma(t) && (t->dev[dev].unreadable & AFF_UNREADABLE_VPD))
+				c->undecided = "VPD unreadable";
+		}
+		/* rdma_topo groups a NUMA-based complex by NUMA node. */
+		if (t->dev[dev].loc >= 0 && t->loc[t->dev[dev].loc].numa >= 0)
+			snprintf(c->id, sizeof(c->id), "numa:%d", t->loc[t->dev[dev].loc].numa);
+		else
+			name_it(t, c, p, dev);
+	} else if ((nic = inline_peer(t, dev)) >= 0) {
+		c->kind = AFF_COMPLEX_INLINE;
+		c->pf = nic;
+		name_it(t, c, top_port(t, nic), nic);
+	} else {
+		c->kind = AFF_COMPLEX_CLASSIC;
+		name_it(t, c, top_port(t, dev), dev);
+	}
+	return true;
+}
+
+void aff_complex_match(struct aff_topo *t)
+{
+	size_t r, i;
+
+	for (r = 0; r < t->nrail; r++) {
+		int dev = t->rail[r].dev;
+
+		if (devkind(&t->dev[dev]) != DK_CX_NIC || !t->dev[dev].vpd_uuid)
+			continue;
+		for (i = 0; i < t->ndev; i++)
+			if (devkind(&t->dev[i]) == DK_CX_DMA && rail_of(t, (int)i) < 0 &&
+			    same_uuid(&t->dev[i], &t->dev[dev]))
+				t->rail[r].via = (int)i;
+	}
 }

@@ -28,4 +28,26 @@ struct aff_acs_port {
 int aff_complex_ports(const struct aff_topo *t, struct aff_acs_port **out, size_t *n,
 		      enum aff_complex *node);
 
+/*
+ * The complex a GPU or rail NIC belongs to, as topo and plan --json name
+ * it: a scheduler matches on id ("dma:0008:01:00.0": the kind and the PCI
+ * address of the complex's top port, the same on every boot).
+ */
+struct aff_complex_id {
+	enum aff_complex kind;
+	char id[32];
+	int dma;		/* the Data Direct DMA function, -1 none */
+	int pf;			/* the NIC's physical function, -1 unknown */
+	const char *undecided;	/* why pf is unknown where it could be known; NULL */
+};
+
+/* false: the node's complexes are all classic (no complex is named there). */
+bool aff_complex_of(const struct aff_topo *t, int dev, struct aff_complex_id *c);
+
+/*
+ * Each PF whose VPD UUID a DMA function shares has its GPU traffic carried
+ * there: rail.via (aff_topo_finish).
+ */
+void aff_complex_match(struct aff_topo *t);
+
 #endif /* AFF_MODEL_COMPLEX_H */

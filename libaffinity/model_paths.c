@@ -190,7 +190,7 @@ enum aff_path aff_nccl_path_between(const struct aff_topo *t, int a, int b)
  */
 enum aff_path aff_nccl_rail_path(const struct aff_topo *t, int gdev, int rail)
 {
-	enum aff_path p = aff_nccl_path_between(t, gdev, t->rail[rail].dev);
+	enum aff_path p = aff_nccl_path_between(t, gdev, aff_rail_path_dev(&t->rail[rail]));
 	bool no_gdr = t->rail[rail].gdr == 0 || t->dev[gdev].gdr == 0 ||
 		      (t->rail[rail].rdma && t->peer_memory && !strcmp(t->peer_memory, "none"));
 

@@ -33,6 +33,33 @@ static bool port_down(const struct aff_rail *r)
 	return r->port_state && strcmp(r->port_state, "ACTIVE");
 }
 
+/* BlueField-2 and -3 (15b3:a2d6, a2dc): DPUs, whose port serves the host. */
+static bool is_dpu(const struct aff_dev *d)
+{
+	return d->vendor == 0x15b3 && (d->device == 0xa2d6 || d->device == 0xa2dc);
+}
+
+/*
+ * A DPU carries the node's north-south traffic (storage, the front-end
+ * network): beside RDMA rails of other NICs it is no rail unless include-nic
+ * names it; on a node whose only rails are DPUs it stays one.
+ */
+static void mark_north_south(struct aff_topo *t)
+{
+	bool other = false;
+	size_t i;
+
+	for (i = 0; i < t->nrail; i++)
+		other = other || (!t->rail[i].excl && t->rail[i].rdma &&
+				  !is_dpu(&t->dev[t->rail[i].dev]));
+	for (i = 0; other && i < t->nrail; i++) {
+		struct aff_rail *r = &t->rail[i];
+
+		if (!r->excl && !r->included && is_dpu(&t->dev[r->dev]))
+			r->excl = AFF_EXCL_NORTH_SOUTH;
+	}
+}
+
 void aff_mark_excluded(struct aff_topo *t)
 {
 	double fastest = 0;
@@ -46,6 +73,7 @@ void aff_mark_excluded(struct aff_topo *t)
 		if (!r->excl && r->rate > fastest && t->dev[r->dev].pci[0])
 			fastest = r->rate;
 	}
+	mark_north_south(t);
 	if (t->ctx->conf.slow_rails)
 		return;
 	/* Under a quarter of the fastest: 25 GbE beside 200 Gb/s and faster. */
@@ -64,6 +92,8 @@ const char *aff_excl_name(enum aff_excl e)
 		return "port-down";
 	case AFF_EXCL_SLOW:
 		return "slow";
+	case AFF_EXCL_NORTH_SOUTH:
+		return "north-south";
 	default:
 		return NULL;
 	}
@@ -114,7 +144,7 @@ void aff_pair_key(const struct aff_topo *t, int gdev, int rail, struct aff_key *
 	k->virt = !t->dev[nic].pci[0];
 	k->bw = aff_pair_bw(t, gdev, rail);
 	k->nccl = aff_nccl_rail_path(t, gdev, rail);
-	k->path = aff_path_between(t, gdev, nic, dist);
+	k->path = aff_path_between(t, gdev, aff_rail_path_dev(&t->rail[rail]), dist);
 }
 
 static int key_hostbridge(const struct aff_topo *t, size_t r)

@@ -9,6 +9,7 @@
 #include "dra.h"
 #include "fabric.h"
 #include "gpu_ident.h"
+#include "model_complex.h"
 #include "plan.h"
 
 static struct json_object *str_or_null(const char *s)
@@ -39,6 +40,26 @@ static struct json_object *cpus_of(const struct aff_topo *t, int loc)
 static void add(struct json_object *o, const char *key, struct json_object *v)
 {
 	json_object_object_add(o, key, v);
+}
+
+/*
+ * The device's complex (model_complex.h), left out on a node of classic
+ * complexes only, whose output stays as it was.
+ */
+static void add_complex(struct json_object *o, const struct aff_topo *t, int dev)
+{
+	struct aff_complex_id c;
+	struct json_object *j;
+
+	if (!aff_complex_of(t, dev, &c))
+		return;
+	j = json_object_new_object();
+	add(j, "id", json_object_new_string(c.id));
+	add(j, "kind", json_object_new_string(aff_complex_name(c.kind)));
+	add(j, "dma", c.dma >= 0 ? str_or_null(t->dev[c.dma].pci) : NULL);
+	add(j, "pf", c.pf >= 0 ? str_or_null(t->dev[c.pf].pci) : NULL);
+	add(j, "undecided", str_or_null(c.undecided));
+	add(o, "complex", j);
 }
 
 /* A RoCE rail's RoCE v2 IPv4 GID index; null on InfiniBand, unknown or none. */
@@ -156,6 +177,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add(j, "numa", numa_of(t, d->loc));
 		add(j, "cpus", cpus_of(t, d->loc));
 		add(j, "dra", aff_dra_attrs(t, t->gpus[g], dra_rail ? dra_rail[g] : -1, false));
+		add_complex(j, t, t->gpus[g]);
 		json_object_array_add(gpus, j);
 		for (r = 0; r < t->nrail; r++) {
 			json_object_array_add(row, json_object_new_string(
@@ -184,6 +206,7 @@ struct json_object *aff_topo_to_json(const struct aff_topo *t)
 		add_fabric(j, rl);
 		add(j, "excluded", str_or_null(aff_excl_name(rl->excl)));
 		add(j, "dra", aff_dra_attrs(t, rl->dev, (int)r, false));
+		add_complex(j, t, rl->dev);
 		json_object_array_add(nics, j);
 	}
 	free(dra_rail);
@@ -258,6 +281,7 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 	add(gpu, "index", json_object_new_int(rk->gpu));
 	add(gpu, "numa", numa_of(t, g->loc));
 	aff_gpu_rank_json(t, rk->gpu, rk->mig, gpu);
+	add_complex(gpu, t, t->gpus[rk->gpu]);
 	add(o, "gpu", gpu);
 	for (i = 0; i < rk->rails.n; i++) {
 		const struct aff_rail *r = &t->rail[rk->rails.rail[i]];
@@ -270,13 +294,14 @@ static struct json_object *rank_json(const struct aff_plan *p, size_t k)
 		add(n, "port", port_json(r));
 		add(n, "hca", hca_json(r));
 		add(n, "path", json_object_new_string(aff_path_name(
-			aff_path_between(t, t->gpus[rk->gpu], r->dev, NULL))));
+			aff_path_between(t, t->gpus[rk->gpu], aff_rail_path_dev(r), NULL))));
 		add(n, "nccl_path", path_json(aff_nccl_rail_path(t, t->gpus[rk->gpu],
 								  rk->rails.rail[i])));
 		add(n, "link_layer", str_or_null(r->fab ? r->fab->link_layer : NULL));
 		add(n, "gid_index", gid_index_json(r));
 		add(n, "bandwidth", number(aff_pair_bw(t, t->gpus[rk->gpu],
 						       rk->rails.rail[i])));
+		add_complex(n, t, r->dev);
 		json_object_array_add(nics, n);
 	}
 	add(o, "nics", nics);

@@ -13,6 +13,7 @@
 
 #include "gpu_ident.h"
 #include "model.h"
+#include "model_complex.h"
 
 static struct json_object *str_or_null(const char *s)
 {
@@ -195,6 +196,28 @@ static void path_warnings(const struct aff_topo *t, struct json_object *warns)
 	}
 }
 
+/*
+ * A GPU whose DMA function could not be paired with its PF: the plan
+ * takes the PF's own path, which NCCL's traffic does not.
+ */
+static void complex_warnings(const struct aff_topo *t, struct json_object *warns)
+{
+	char msg[512], gpus[256] = "";
+	size_t k, used = 0;
+	struct aff_complex_id c;
+
+	for (k = 0; k < t->ngpu; k++)
+		if (aff_complex_of(t, t->gpus[k], &c) && c.undecided && used < sizeof(gpus))
+			used += (size_t)snprintf(gpus + used, sizeof(gpus) - used, "%sGPU%zu",
+						 used ? ", " : "", k);
+	if (!used)
+		return;
+	snprintf(msg, sizeof(msg),
+		 "undecided: VPD unreadable: the Data Direct DMA functions of %s are paired with no PF (VPD is root-only: run as root, or read the broker's snapshot)",
+		 gpus);
+	warn(warns, "complex", "vpd", msg);
+}
+
 /* Once per library: what it could not tell, and for which GPUs. */
 static void library_warnings(const struct aff_topo *t, struct json_object *warns, int vendor,
 			     const char *lib, const char *state, const char *what)
@@ -254,6 +277,7 @@ void aff_gpu_topo_json(const struct aff_topo *t, struct json_object *doc)
 	library_warnings(t, warns, 0x1002, "ROCm SMI (librocm_smi64)", t->rocm_smi,
 			 "XGMI links and partition modes are");
 	path_warnings(t, warns);
+	complex_warnings(t, warns);
 	json_object_object_add(doc, "warnings", warns);
 }
 

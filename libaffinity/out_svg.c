@@ -538,7 +538,7 @@ static double draw_legend(struct svg *s, double y)
 
 			used += snprintf(line + used, sizeof(line) - (size_t)used, " -> %s (%s)",
 					 r->name ? r->name : t->dev[r->dev].pci,
-					 aff_path_name(aff_path_between(t, t->gpus[rk->gpu], r->dev,
+					 aff_path_name(aff_path_between(t, t->gpus[rk->gpu], aff_rail_path_dev(r),
 									NULL)));
 		} else {
 			used += snprintf(line + used, sizeof(line) - (size_t)used, " -> no rail");

@@ -141,3 +141,60 @@ int aff_pcicfg_devctl(const uint8_t *cfg, size_t len)
 		return -ENODATA;
 	return rd16(cfg + pos + AFF_PCI_EXP_DEVCTL);
 }
+
+/* One keyword's value: printable, trailing blanks and NULs cut. */
+static int vpd_value(const uint8_t *v, size_t n, char *out, size_t outlen)
+{
+	size_t i;
+
+	while (n && (v[n - 1] == ' ' || !v[n - 1]))
+		n--;
+	if (n >= outlen)
+		return -ERANGE;
+	for (i = 0; i < n; i++) {
+		if (v[i] < 0x20 || v[i] > 0x7e)
+			return -ERANGE;
+		out[i] = (char)v[i];
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+int aff_pcicfg_vpd_keyword(const uint8_t *vpd, size_t len, const char kw[2], char *out,
+			   size_t outlen)
+{
+	size_t pos = 0, n, end, k;
+
+	if (!vpd || !out || !outlen)
+		return -EINVAL;
+	while (pos < len) {
+		uint8_t tag = vpd[pos];
+
+		if (!(tag & 0x80)) {
+			/* Small resource: the end tag (0x0f) stops the walk. */
+			if (((tag >> 3) & 0x0f) == 0x0f)
+				return -EINVAL;
+			pos += 1 + (tag & 7u);
+			continue;
+		}
+		if (pos + 3 > len)
+			return -EINVAL;
+		n = vpd[pos + 1] | (size_t)vpd[pos + 2] << 8;
+		end = pos + 3 + n;
+		if (end > len)
+			return -EINVAL;
+		if ((tag & 0x7f) != 0x10) {
+			pos = end;
+			continue;
+		}
+		/* VPD-R: keyword (2), length (1), data; RV (the checksum) ends it. */
+		for (k = pos + 3; k + 3 <= end; k += 3u + vpd[k + 2]) {
+			if (k + 3u + vpd[k + 2] > end)
+				return -EINVAL;
+			if (vpd[k] == (uint8_t)kw[0] && vpd[k + 1] == (uint8_t)kw[1])
+				return vpd_value(vpd + k + 3, vpd[k + 2], out, outlen);
+		}
+		return -ENOENT;
+	}
+	return -EINVAL;
+}

@@ -73,4 +73,14 @@ int aff_pcicfg_devctl(const uint8_t *cfg, size_t len);
 /* Whether the header is a PCI-to-PCI bridge's (type 1); -ENODATA if too short. */
 int aff_pcicfg_is_bridge(const uint8_t *cfg, size_t len);
 
+/*
+ * A keyword of the read-only section (VPD-R) of a function's Vital Product
+ * Data (PCI local bus spec 3.0, 6.4; sysfs "vpd"): its value, printable
+ * characters only, trailing spaces and NULs cut, into @out. -ENOENT: no such
+ * keyword; -EINVAL: the data does not parse (a resource past @len, no VPD-R
+ * before the end tag); -ERANGE: longer than @outlen - 1 or not printable.
+ */
+int aff_pcicfg_vpd_keyword(const uint8_t *vpd, size_t len, const char kw[2], char *out,
+			   size_t outlen);
+
 #endif /* AFF_PCICFG_H */

@@ -108,6 +108,10 @@ static int list_excluded(struct aff_plan *p)
 			snprintf(msg, sizeof(msg),
 				 "%s (%s) runs at %g Gb/s, under a quarter of the fastest rail's %g Gb/s: not a rail (slow-rails = yes in railbind.conf makes it one)",
 				 name, pci, r->rate, fastest);
+		else if (r->excl == AFF_EXCL_NORTH_SOUTH)
+			snprintf(msg, sizeof(msg),
+				 "%s (%s) is a BlueField DPU, the node's north-south (storage, front-end) NIC: not a rail (include-nic = %s in railbind.conf makes it one)",
+				 name, pci, name);
 		else
 			continue;
 		rc = add_excluded(p, name, pci, port, aff_excl_name(r->excl), msg);

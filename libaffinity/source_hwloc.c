@@ -286,6 +286,7 @@ static unsigned unreadable_of(hwloc_obj_t o)
 		{ "link", AFF_UNREADABLE_LINK },
 		{ "numa", AFF_UNREADABLE_NUMA },
 		{ "iommu", AFF_UNREADABLE_IOMMU },
+		{ "vpd", AFF_UNREADABLE_VPD },
 	};
 	const char *s = info(o, "RailbindUnreadable");
 	unsigned bits = 0;
@@ -401,7 +402,8 @@ static int fill_pci_infos(struct aff_topo *t, int i, hwloc_obj_t o)
 	if (aff_port_type_from_name(info(o, "RailbindPortType"), &d->port_type) < 0)
 		d->port_type = AFF_PORT_UNKNOWN;
 	d->unreadable = unreadable_of(o);
-	if (dup_info(&d->iommu_type, o, "RailbindIOMMUGroupType") < 0)
+	if (dup_info(&d->iommu_type, o, "RailbindIOMMUGroupType") < 0 ||
+	    dup_info(&d->vpd_uuid, o, "RailbindVPDUUID") < 0)
 		return -ENOMEM;
 	d->loc = io_locality(t, o, numa_raw);
 	return d->loc < 0 ? d->loc : 0;

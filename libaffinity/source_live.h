@@ -39,9 +39,11 @@
 #define AFF_INFO_MRRS			"RailbindMRRS"		/* bytes */
 #define AFF_INFO_RELAXED		"RailbindRelaxedOrdering"	/* 0/1 */
 #define AFF_INFO_BAR1			"RailbindBAR1"		/* bytes, on GPUs */
+/* On ConnectX functions: the VPD V3 keyword (a DMA function and its PF share it). */
+#define AFF_INFO_VPD_UUID		"RailbindVPDUUID"
 #define AFF_INFO_SNAPSHOT_VERSION	"RailbindSnapshotVersion"
 #define AFF_INFO_HOSTNAME		"RailbindHostname"
-/* On PCI objects: what could not be read there ("acs,link,numa,iommu", any subset). */
+/* On PCI objects: what could not be read there ("acs,link,numa,iommu,vpd", any subset). */
 #define AFF_INFO_UNREADABLE		"RailbindUnreadable"
 /* On the Machine, one per railbind.ko peer record: "gpu=A nic=B route=R maps=N bytes=N". */
 #define AFF_INFO_PEER			"RailbindPeer"

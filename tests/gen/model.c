@@ -90,6 +90,7 @@ static void node_free(struct rb_node *n)
 		free(n->name);
 		free(n->netdev);
 		free(n->uuid);
+		free(n->vpd);
 		free(n->nvlink);
 		free(n);
 		n = next;

@@ -203,9 +203,9 @@ static const char *allowed_keys(enum rb_kind k)
 	case RB_GPU:
 		return "vendor device subvendor subdevice class rev link linkcap numa-raw iommu uuid minor nvlink mig mig-devices c2c mps mrrs ro ats bar1";
 	case RB_NIC:
-		return "name netdev port ports state rate eth vendor device subvendor subdevice class rev link linkcap numa-raw iommu mps mrrs ro ats";
+		return "name netdev port ports state rate eth vendor device subvendor subdevice class rev link linkcap numa-raw iommu mps mrrs ro ats vpd";
 	case RB_DEV:
-		return "class vendor device subvendor subdevice rev link linkcap numa-raw iommu mps mrrs ro ats";
+		return "class vendor device subvendor subdevice rev link linkcap numa-raw iommu mps mrrs ro ats vpd";
 	}
 	return "";
 }
@@ -355,6 +355,12 @@ static int set_opt(struct ctx *c, struct rb_node *n, const char *key, const char
 		if (k == 1)
 			fill_list(n->rate, 1);
 		n->nrate = k;
+	} else if (!strcmp(key, "vpd")) {
+		if (!*val || strlen(val) > 64 || strspn(val, "0123456789abcdefABCDEF-") != strlen(val))
+			if (strcmp(val, "unreadable"))
+				goto bad;
+		free(n->vpd);
+		n->vpd = rb_xstrdup(val);
 	} else if (!strcmp(key, "uuid")) {
 		if (strncmp(val, "GPU-", 4) || strlen(val) > 80)
 			goto bad;
@@ -396,6 +402,7 @@ bad:
 	       !strcmp(key, "rate") ? "Gb/s, or a comma list of them, one per port" :
 	       !strcmp(key, "port") || !strcmp(key, "ports") ? "a positive number (ports: at most 8)" :
 	       !strcmp(key, "uuid") ? "GPU-... (at most 80 characters)" :
+	       !strcmp(key, "vpd") ? "a VPD V3 UUID (hex digits and dashes, 64 at most) or unreadable" :
 	       !strcmp(key, "minor") ? "a device minor 0-255" :
 	       !strcmp(key, "nvlink") ?
 			"LINKS@switch or LINKS@BUSID, comma separated, 18 links at most" :

@@ -46,6 +46,7 @@ struct rb_node {
 	int numa_raw;		/* RailbindNumaNode, INT32_MIN = inherit */
 	const char *iommu;	/* RailbindIOMMUGroupType, NULL = inherit */
 	const char *ptype;	/* RailbindPortType, NULL = derive from the tree */
+	char *vpd;		/* RailbindVPDUUID, "unreadable", NULL unset */
 
 	/* nic: ports port .. port + nports - 1, each with its state and rate */
 #define RB_MAX_PORTS 8

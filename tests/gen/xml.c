@@ -170,6 +170,10 @@ static void pci_infos(struct wr *w, const struct rb_node *n, int d)
 		infof(w, d, "RailbindATS", "%d", n->ats);
 	if (n->bar1 > 0)
 		infof(w, d, "RailbindBAR1", "%lld", n->bar1);
+	if (n->vpd && !strcmp(n->vpd, "unreadable"))
+		info(w, d, "RailbindUnreadable", "vpd");
+	else if (n->vpd)
+		info(w, d, "RailbindVPDUUID", n->vpd);
 }
 
 static void pci_attrs(struct wr *w, const struct rb_node *n)

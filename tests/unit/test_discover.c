@@ -311,6 +311,13 @@ static const char *info(hwloc_obj_t obj, const char *name)
 	return hwloc_obj_get_info_by_name(obj, name);
 }
 
+static const char *info_or_empty(hwloc_obj_t obj, const char *name)
+{
+	const char *v = info(obj, name);
+
+	return v ? v : "";
+}
+
 static unsigned info_count(hwloc_obj_t obj, const char *name)
 {
 	unsigned i, n = 0;
@@ -558,6 +565,43 @@ static void port_types(void **state)
  * ATS capability where the extended space is readable, BAR1 from
  * "resource", the kernel release and the NVIDIA driver's flavour.
  */
+/*
+ * The NIC's VPD V3 (its Data Direct pairing key) becomes RailbindVPDUUID; a
+ * vpd that cannot be read (root-only: a directory stands for it here, as
+ * root reads a mode-0 file) is named in RailbindUnreadable; a GPU's is
+ * never read.
+ */
+static void vpd_uuid(void **state)
+{
+	struct fixture *fx = *state;
+	static const uint8_t vpd[] = {
+		0x82, 0x02, 0x00, 'C', 'X',
+		0x90, 0x2b, 0x00, 'V', '3', 0x24,
+		'1', '2', '3', '4', '5', '6', '7', '8', '-', 'a', 'b', 'c', 'd', '-',
+		'0', '0', '0', '0', '-', '1', '1', '1', '1', '-', '9', '9', '9', '9',
+		'8', '8', '8', '8', '7', '7', '7', '7', 'R', 'V', 0x01, 0x00,
+		0x78,
+	};
+
+	put_bytes(fx->dir, "sys/bus/pci/devices/" NIC "/vpd", vpd, sizeof(vpd));
+	put_bytes(fx->dir, "sys/bus/pci/devices/" GPU "/vpd", vpd, sizeof(vpd));
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	assert_info(pci_obj(fx->topo, NIC), AFF_INFO_VPD_UUID,
+		    "12345678-abcd-0000-1111-999988887777");
+	assert_info(pci_obj(fx->topo, GPU), AFF_INFO_VPD_UUID, NULL);
+	assert_false(strstr(info_or_empty(pci_obj(fx->topo, NIC), AFF_INFO_UNREADABLE), "vpd"));
+}
+
+static void vpd_unreadable(void **state)
+{
+	struct fixture *fx = *state;
+
+	put_dir(fx->dir, "sys/bus/pci/devices/" NIC "/vpd");
+	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
+	assert_info(pci_obj(fx->topo, NIC), AFF_INFO_VPD_UUID, NULL);
+	assert_non_null(strstr(info_or_empty(pci_obj(fx->topo, NIC), AFF_INFO_UNREADABLE), "vpd"));
+}
+
 static void gdr_settings(void **state)
 {
 	struct fixture *fx = *state;
@@ -1154,6 +1198,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kmod_loaded_without_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(gdr_settings, setup, teardown),
+		cmocka_unit_test_setup_teardown(vpd_uuid, setup, teardown),
+		cmocka_unit_test_setup_teardown(vpd_unreadable, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_type_conventional, setup, teardown),
 		cmocka_unit_test_setup_teardown(port_type_fifo_config, setup, teardown),
 		cmocka_unit_test_setup_teardown(annotate_health, setup, teardown),

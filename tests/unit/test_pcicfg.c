@@ -368,6 +368,70 @@ static void port_type_random(void **state)
 	}
 }
 
+/* An ID string, VPD-R with PN, V3 and RV, the end tag: as a ConnectX-8 has it. */
+static size_t vpd_build(uint8_t *b, const char *v3)
+{
+	static const char id[] = "ConnectX-8";
+	size_t n = 0, r, vl = strlen(v3);
+
+	b[n++] = 0x82;
+	put16(b, n, sizeof(id) - 1);
+	n += 2;
+	memcpy(b + n, id, sizeof(id) - 1);
+	n += sizeof(id) - 1;
+	b[n++] = 0x90;
+	r = n;
+	n += 2;
+	memcpy(b + n, "PN\x03" "abc", 6);
+	n += 6;
+	b[n++] = 'V';
+	b[n++] = '3';
+	b[n++] = (uint8_t)(vl + 2);
+	memcpy(b + n, v3, vl);
+	n += vl;
+	b[n++] = ' ';
+	b[n++] = 0;
+	memcpy(b + n, "RV\x01\x00", 4);
+	n += 4;
+	put16(b, r, (uint16_t)(n - r - 2));
+	b[n++] = 0x78;
+	return n;
+}
+
+static void vpd_v3(void **state)
+{
+	uint8_t b[256];
+	char out[64];
+	size_t n = vpd_build(b, "0123abcd-0000-1111-2222-333344445555"), k;
+	uint8_t *exact = cfg_new(n);
+
+	(void)state;
+	memcpy(exact, b, n);
+	assert_int_equal(aff_pcicfg_vpd_keyword(exact, n, "V3", out, sizeof(out)), 0);
+	assert_string_equal(out, "0123abcd-0000-1111-2222-333344445555");
+	assert_int_equal(aff_pcicfg_vpd_keyword(exact, n, "PN", out, sizeof(out)), 0);
+	assert_string_equal(out, "abc");
+	assert_int_equal(aff_pcicfg_vpd_keyword(exact, n, "V9", out, sizeof(out)), -ENOENT);
+	assert_int_equal(aff_pcicfg_vpd_keyword(exact, n, "V3", out, 8), -ERANGE);
+	/* Every truncation parses to an error, never past the buffer. */
+	for (k = 0; k < n - 1; k++) {
+		int r = aff_pcicfg_vpd_keyword(exact, k, "V3", out, sizeof(out));
+
+		assert_true(r == -EINVAL || r == -ENOENT || r == 0);
+		assert_true(r != 0 || k > 30);
+	}
+	/* A VPD-R length past the data. */
+	exact[14] = 0xff;
+	assert_int_equal(aff_pcicfg_vpd_keyword(exact, n, "V3", out, sizeof(out)), -EINVAL);
+	assert_int_equal(aff_pcicfg_vpd_keyword(NULL, n, "V3", out, sizeof(out)), -EINVAL);
+	free(exact);
+	/* The end tag before any VPD-R; all ones (an unreadable device). */
+	b[0] = 0x78;
+	assert_int_equal(aff_pcicfg_vpd_keyword(b, n, "V3", out, sizeof(out)), -EINVAL);
+	memset(b, 0xff, sizeof(b));
+	assert_int_equal(aff_pcicfg_vpd_keyword(b, sizeof(b), "V3", out, sizeof(out)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +454,7 @@ int main(void)
 		cmocka_unit_test(port_type_limits),
 		cmocka_unit_test(device_control),
 		cmocka_unit_test(port_type_random),
+		cmocka_unit_test(vpd_v3),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
