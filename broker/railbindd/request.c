@@ -148,6 +148,14 @@ static const char *strict_scan(const char *s, size_t n, size_t *keys)
 			      hex4(s + i + 3, n - i - 3) : -1;
 			if (low < 0xdc00 || low > 0xdfff)
 				return "a lone surrogate escape (a high half without its low half)";
+			/*
+			 * json-c 0.16 decodes a pair to U+FFFD when its
+			 * character's low 16 bits look like a surrogate
+			 * (U+1D800-U+1DFFF, U+2D800-U+2DFFF, ...), the same
+			 * character as UTF-8 it keeps.
+			 */
+			if (((0x10000 + ((u - 0xd800) << 10) + (low - 0xdc00)) & 0xf800) == 0xd800)
+				return "an escaped character json-c decodes to U+FFFD (send it as UTF-8)";
 			i += 6;
 			continue;
 		}

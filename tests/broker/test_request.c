@@ -132,6 +132,13 @@ static void test_job_strict_utf8(void **state)
 	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"a\xc0\x80\"}", "malformed");
 	/* json-c decodes an escaped lone surrogate to U+FFFD: refused (issue 25). */
 	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\ud800\"}", "malformed");
+	/*
+	 * json-c 0.16 decodes the pair of U+2D800 (CJK Extension F) to U+FFFD:
+	 * refused, never a job of another name; as UTF-8 it is that job.
+	 */
+	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\ud876\\udc00\"}", "malformed");
+	expect_error("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\ud837\\ude00\"}", "malformed");
+	expect_job("{\"v\":1,\"op\":\"plan\",\"job\":\"a\xf0\xad\xa0\x80\"}", "a\xf0\xad\xa0\x80");
 	/* A pair is one character, whatever the case of its hex digits. */
 	expect_job("{\"v\":1,\"op\":\"plan\",\"job\":\"a\\uD83D\\ude00\"}", "a\xf0\x9f\x98\x80");
 	expect_job("{\"v\":1,\"op\":\"plan\",\"job\":\"\xc3\xa9t\xc3\xa9\\u00e9\"}",
