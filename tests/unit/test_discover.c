@@ -721,17 +721,26 @@ static void annotate_health(void **state)
 	assert_info(mach, "RailbindCountersSince", "1700000000");
 }
 
+/* railbindd's counters of boot 0b0b0b0b-...: since @since, GPU's link changed @changes times. */
+static void put_counters(const char *root, const char *rel, int since, int changes)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+		 "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
+		 "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":%d,\"updated\":%d,"
+		 "\"links\":[{\"pci\":\"" GPU "\",\"width\":8,\"present\":true,\"changes\":%d}],"
+		 "\"ports\":[]}\n", since, since + 1, changes);
+	put(root, rel, text);
+}
+
 static void annotate_health_other_boot(void **state)
 {
 	struct fixture *fx = *state;
 	hwloc_obj_t gpu = pci_obj(fx->topo, GPU);
 
 	put(fx->dir, "proc/sys/kernel/random/boot_id", "99999999-1111-2222-3333-444444444444\n");
-	put(fx->dir, "run/railbind/counters.json",
-	    "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
-	    "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":1,\"updated\":2,"
-	    "\"links\":[{\"pci\":\"" GPU "\",\"width\":8,\"present\":true,\"changes\":4}],"
-	    "\"ports\":[]}\n");
+	put_counters(fx->dir, "run/railbind/counters.json", 1, 4);
 	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
 	assert_info(gpu, "RailbindLinkChanges", NULL);
 	assert_info(hwloc_get_root_obj(fx->topo), "RailbindCounters", NULL);
@@ -748,16 +757,8 @@ static void annotate_health_unit_state_dir(void **state)
 	hwloc_obj_t gpu = pci_obj(fx->topo, GPU);
 
 	put(fx->dir, "proc/sys/kernel/random/boot_id", "0b0b0b0b-1111-2222-3333-444444444444\n");
-	put(fx->dir, "run/railbind/state/counters.json",
-	    "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
-	    "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":5,\"updated\":6,"
-	    "\"links\":[{\"pci\":\"" GPU "\",\"width\":8,\"present\":true,\"changes\":6}],"
-	    "\"ports\":[]}\n");
-	put(fx->dir, "run/railbind/counters.json",
-	    "{\"schema\":\"railbind.counters/1\",\"source\":\"broker\","
-	    "\"boot_id\":\"0b0b0b0b-1111-2222-3333-444444444444\",\"since\":1,\"updated\":2,"
-	    "\"links\":[{\"pci\":\"" GPU "\",\"width\":8,\"present\":true,\"changes\":4}],"
-	    "\"ports\":[]}\n");
+	put_counters(fx->dir, "run/railbind/state/counters.json", 5, 6);
+	put_counters(fx->dir, "run/railbind/counters.json", 1, 4);
 	assert_int_equal(aff_discover_annotate(fx->topo, fx->dir, NULL), 0);
 	assert_info(gpu, "RailbindLinkChanges", "6");
 	assert_info(hwloc_get_root_obj(fx->topo), "RailbindCountersSince", "5");
