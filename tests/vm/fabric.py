@@ -122,10 +122,17 @@ def findings(doc, check):
 
 
 def compare(g, cli, what):
-    """The facts of railbind's live snapshot against ibv_devinfo and rdma link."""
-    f, gids, text = devinfo(g)
-    link, ltext = rdma_link(g)
-    infos, why = snapshot(g, cli, "/tmp/railbind-rxe.xml")
+    """The facts of railbind's live snapshot against ibv_devinfo and rdma link.
+    QEMU's user network advertises an IPv6 prefix, so a SLAAC address (and its
+    GID) can arrive at any moment: the snapshot is compared with an
+    ibv_devinfo taken before and after it that agree (the table held still)."""
+    for _try in range(50):
+        f, gids, text = devinfo(g)
+        link, ltext = rdma_link(g)
+        infos, why = snapshot(g, cli, "/tmp/railbind-rxe.xml")
+        if devinfo(g)[1] == gids:
+            break
+        time.sleep(0.2)
     if infos is None:
         g.tap(False, "%s: railbind snapshot has the rxe0 port" % what, why)
         return None
